@@ -1,0 +1,3 @@
+from mlsmoke.cli import main
+
+raise SystemExit(main())

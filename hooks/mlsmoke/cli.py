@@ -1,0 +1,69 @@
+"""The ``mlsmoke`` console script: one subcommand per hook.
+
+Subcommand modules are imported lazily, so that a cached ``mlsmoke overfit`` pass does not
+pay for importing the other hooks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from mlsmoke import __version__
+from mlsmoke.errors import EXIT_INTERRUPTED, MlsmokeError
+
+# subcommand -> (module whose main(argv) runs it, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "strict-mode": (
+        "mlsmoke.strict_mode.main",
+        "check that shell scripts enable errexit, nounset and pipefail",
+    ),
+    "doctest": (
+        "mlsmoke.doctests.main",
+        "run the >>> examples of the given Python, Markdown and rst files",
+    ),
+    "overfit": (
+        "mlsmoke.overfit.main",
+        "train the project's model on one batch and fail unless it memorizes it",
+    ),
+    "new": (
+        "mlsmoke.new",
+        "scaffold a PyTorch project from mlsmoke's cookiecutter template",
+    ),
+}
+
+
+def _top_level_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mlsmoke",
+        description="pre-commit hooks that catch silent ML bugs.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(
+            f"  {name:<12} {help_}" for name, (_, help_) in COMMANDS.items()
+        ),
+    )
+    parser.add_argument("--version", action="version", version=__version__)
+    parser.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in COMMANDS:
+        _top_level_parser().parse_args(args or ["--help"])
+    command, rest = args[0], args[1:]
+    module = importlib.import_module(COMMANDS[command][0])
+    try:
+        return module.main(rest)
+    except MlsmokeError as error:
+        print(f"mlsmoke {command}: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print(f"mlsmoke {command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""Configuration: the ``[tool.mlsmoke]`` table of the project's pyproject.toml.
+
+There is one schema per hook, declared as a mapping of key name to :class:`Key`. Every
+value is validated here, and every error message starts with the full key path
+(``tool.mlsmoke.strict-mode.exclude: ...``), so users know which line to edit.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mlsmoke.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+PYPROJECT = "pyproject.toml"
+TOOL_PATH = "tool.mlsmoke"
+
+Parser = Callable[[Any, str], Any]
+
+
+@dataclass(frozen=True)
+class Key:
+    """One configuration key: how to parse its value and what it defaults to."""
+
+    parse: Parser
+    default: Any = None
+    help: str = ""
+
+
+def find_project_root(start: Path | None = None) -> Path:
+    """The nearest directory at or above ``start`` holding a pyproject.toml, else ``start``."""
+    start = (start or Path.cwd()).resolve()
+    for directory in (start, *start.parents):
+        if (directory / PYPROJECT).is_file():
+            return directory
+        if (directory / ".git").exists():
+            break
+    return start
+
+
+def read_pyproject(root: Path) -> dict[str, Any]:
+    """The parsed pyproject.toml of ``root``; an empty dict when there is none."""
+    path = root / PYPROJECT
+    try:
+        with path.open("rb") as file:
+            return tomllib.load(file)
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+
+
+def tool_table(root: Path) -> dict[str, Any]:
+    """The ``[tool.mlsmoke]`` table of ``root``'s pyproject.toml (empty when absent)."""
+    table = read_pyproject(root).get("tool", {}).get("mlsmoke", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{TOOL_PATH}: expected a table, got {type_name(table)}")
+    return table
+
+
+def hook_table(root: Path, hook: str) -> dict[str, Any]:
+    """The raw ``[tool.mlsmoke.<hook>]`` table, checked to be a table."""
+    table = tool_table(root).get(hook, {})
+    if not isinstance(table, dict):
+        raise ConfigError(
+            f"{TOOL_PATH}.{hook}: expected a table, got {type_name(table)}"
+        )
+    return table
+
+
+def validate(table: Mapping[str, Any], schema: Mapping[str, Key], path: str) -> dict:
+    """Parse ``table`` against ``schema``: unknown keys are errors, missing ones default."""
+    unknown = sorted(set(table) - set(schema))
+    if unknown:
+        raise ConfigError(
+            f"{path}.{unknown[0]}: unknown key; expected one of: {', '.join(schema)}"
+        )
+    return {
+        name: key.parse(table[name], f"{path}.{name}") if name in table else key.default
+        for name, key in schema.items()
+    }
+
+
+def type_name(value: object) -> str:
+    """How TOML users call the type of ``value``."""
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string"}
+    names.update({list: "an array", dict: "a table"})
+    return names.get(type(value), type(value).__name__)
+
+
+def string(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{path}: expected a string, got {type_name(value)}")
+    return value
+
+
+def boolean(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{path}: expected true or false, got {type_name(value)}")
+    return value
+
+
+def string_list(value: Any, path: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: expected an array of strings")
+    return list(value)
+
+
+def positive_int(value: Any, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{path}: expected a positive integer, got {value!r}")
+    return value
+
+
+def positive_number(value: Any, path: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"{path}: expected a positive number, got {value!r}")
+    return float(value)
+
+
+def one_of(*choices: str) -> Parser:
+    """A parser accepting exactly one of ``choices``."""
+
+    def parse(value: Any, path: str) -> str:
+        if value not in choices:
+            raise ConfigError(
+                f"{path}: expected one of {', '.join(map(repr, choices))}, got {value!r}"
+            )
+        return value
+
+    return parse

@@ -1,0 +1,209 @@
+"""Find the project's own Python interpreter, and run mlsmoke code inside it.
+
+The hook environment that pre-commit builds for mlsmoke never contains torch or the
+project's dependencies. The overfit gate and the doctest hook therefore run in the
+project's interpreter, found in this order:
+
+1. ``python`` in ``[tool.mlsmoke]`` (or a hook's own ``python`` key);
+2. the ``MLSMOKE_PYTHON`` environment variable;
+3. the first ``python`` on PATH outside the hook's own environment (pre-commit puts its
+   environment first on PATH);
+4. ``.venv`` or ``venv`` in the project root.
+
+An explicit choice (1 or 2) is used as it is. Discovered candidates (3 and 4) are probed,
+and the first that can import the required modules wins. mlsmoke itself need not be
+installed there: :func:`module_command` loads it from this installation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import mlsmoke
+from mlsmoke.errors import ConfigError, EnvironmentProblem
+
+ENV_VARIABLE = "MLSMOKE_PYTHON"
+VENV_DIRS = (".venv", "venv")
+_EXECUTABLES = ("python", "python3")
+
+_PROBE = """\
+import importlib.metadata, importlib.util, json, sys
+found = {}
+for name in sys.argv[1:]:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = ""
+print(json.dumps({"found": found, "version": list(sys.version_info[:3])}))
+"""
+
+_BOOTSTRAP = """\
+import importlib.util, runpy, sys
+package, module = sys.argv.pop(1), sys.argv.pop(1)
+spec = importlib.util.spec_from_file_location(
+    "mlsmoke", package + "/__init__.py", submodule_search_locations=[package]
+)
+mlsmoke = importlib.util.module_from_spec(spec)
+sys.modules["mlsmoke"] = mlsmoke
+spec.loader.exec_module(mlsmoke)
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """A Python interpreter, where it was found, and the versions of the probed modules."""
+
+    path: Path
+    origin: str
+    modules: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path
+    origin: str
+    explicit: bool
+
+
+def candidate_interpreters(
+    root: Path,
+    configured: tuple[str, str] | None,
+    environ: Mapping[str, str],
+    hook_prefix: Path | None,
+) -> list[Candidate]:
+    """The interpreters to try, in order. ``configured`` is ``(value, key path)``."""
+    if configured is not None:
+        value, key = configured
+        return [Candidate(_resolve_configured(root, value, key), key, True)]
+    if environ.get(ENV_VARIABLE):
+        path = _resolve_configured(root, environ[ENV_VARIABLE], ENV_VARIABLE)
+        return [Candidate(path, ENV_VARIABLE, True)]
+    found = [
+        Candidate(path, "PATH", False)
+        for path in _on_path(environ.get("PATH", ""), hook_prefix)
+    ]
+    for venv in VENV_DIRS:
+        path = root / venv / "bin" / "python"
+        if _is_executable(path):
+            found.append(Candidate(path, f"{venv}/ in the project root", False))
+    return _unique(found)
+
+
+def find_project_interpreter(
+    root: Path,
+    requires: Sequence[str],
+    configured: tuple[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Interpreter:
+    """The project's interpreter that can import ``requires``, or EnvironmentProblem."""
+    environ = os.environ if environ is None else environ
+    candidates = candidate_interpreters(root, configured, environ, _hook_prefix())
+    tried = []
+    for candidate in candidates:
+        found = probe_modules(candidate.path, requires)
+        missing = [name for name in requires if name not in found]
+        if not missing:
+            return Interpreter(candidate.path, candidate.origin, found)
+        tried.append(f"{candidate.path} ({candidate.origin}): cannot import {missing[0]}")
+        if candidate.explicit:
+            break
+    raise EnvironmentProblem(_not_found_message(requires, tried))
+
+
+def probe_modules(python: Path, modules: Sequence[str]) -> dict[str, str]:
+    """Which of ``modules`` ``python`` can import, each with its installed version."""
+    try:
+        completed = subprocess.run(
+            [str(python), "-c", _PROBE, *modules],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        return json.loads(completed.stdout)["found"]
+    except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
+        return {}
+
+
+def module_command(python: Path, module: str, *args: str) -> list[str]:
+    """The argv that runs ``python -m <module> args`` with this mlsmoke importable."""
+    package = str(Path(mlsmoke.__file__).resolve().parent)
+    return [str(python), "-c", _BOOTSTRAP, package, module, *args]
+
+
+def _resolve_configured(root: Path, value: str, key: str) -> Path:
+    path = Path(os.path.expanduser(value))
+    if not path.is_absolute() and os.sep not in value:
+        for directory in os.get_exec_path():
+            if _is_executable(Path(directory) / value):
+                return Path(directory) / value
+    path = path if path.is_absolute() else root / path
+    if _is_executable(path):
+        return path
+    raise ConfigError(f"{key}: {value!r} is not an executable Python interpreter")
+
+
+def _on_path(path_variable: str, hook_prefix: Path | None) -> list[Path]:
+    found = []
+    for directory in filter(None, path_variable.split(os.pathsep)):
+        if hook_prefix is not None and _is_inside(Path(directory), hook_prefix):
+            continue
+        for name in _EXECUTABLES:
+            if _is_executable(Path(directory) / name):
+                found.append(Path(directory) / name)
+                break
+    return found
+
+
+def _hook_prefix() -> Path | None:
+    """The virtual environment this process runs in, when it is one (the hook's)."""
+    if sys.prefix == sys.base_prefix:
+        return None
+    return Path(sys.prefix)
+
+
+def _is_inside(path: Path, prefix: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(prefix.resolve())
+    except OSError:
+        return False
+
+
+def _is_executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def _unique(candidates: list[Candidate]) -> list[Candidate]:
+    # abspath, not resolve: a venv's python is a symlink to the base interpreter.
+    seen: set[str] = set()
+    unique = []
+    for candidate in candidates:
+        key = os.path.abspath(candidate.path)
+        if key not in seen:
+            seen.add(key)
+            unique.append(candidate)
+    return unique
+
+
+def _not_found_message(requires: Sequence[str], tried: list[str]) -> str:
+    lines = [f"no Python interpreter of the project can import {', '.join(requires)}."]
+    lines += [f"  tried {entry}" for entry in tried] or ["  no interpreter was found"]
+    lines += [
+        "Point mlsmoke at the project's environment: set `python` in [tool.mlsmoke]",
+        f"of pyproject.toml, set {ENV_VARIABLE}, or create .venv in the project root.",
+        "On pre-commit.ci, which has no project environment, list this hook under",
+        "`ci: skip` and run it in your CI workflow instead.",
+    ]
+    return "\n".join(lines)
