@@ -1,0 +1,1 @@
+"""mlsmoke's benchmarks: ``python -m benchmarks [--quick]`` (``make bench``)."""
