@@ -116,7 +116,9 @@ def find_project_interpreter(
         missing = [name for name in requires if name not in found]
         if not missing:
             return Interpreter(candidate.path, candidate.origin, found)
-        tried.append(f"{candidate.path} ({candidate.origin}): cannot import {missing[0]}")
+        tried.append(
+            f"{candidate.path} ({candidate.origin}): cannot import {missing[0]}"
+        )
         if candidate.explicit:
             break
     raise EnvironmentProblem(_not_found_message(requires, tried))

@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mlsmoke import config
+from mlsmoke.config import Key
+from mlsmoke.errors import ConfigError
+
+SCHEMA = {
+    "exclude": Key(config.string_list, default=[]),
+    "steps": Key(config.positive_int, default=10),
+    "lr": Key(config.positive_number, default=0.1),
+    "device": Key(config.one_of("auto", "cpu"), default="auto"),
+    "strict": Key(config.boolean, default=False),
+    "python": Key(config.string),
+}
+
+
+def write_pyproject(root: Path, text: str) -> Path:
+    (root / "pyproject.toml").write_text(text)
+    return root
+
+
+def test_validate_fills_defaults_and_keeps_given_values() -> None:
+    parsed = config.validate({"steps": 3, "exclude": "a/*"}, SCHEMA, "tool.mlsmoke.x")
+    assert parsed == {
+        "exclude": ["a/*"],
+        "steps": 3,
+        "lr": 0.1,
+        "device": "auto",
+        "strict": False,
+        "python": None,
+    }
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"stepz": 1}, "tool.mlsmoke.x.stepz: unknown key; expected one of: exclude,"),
+        ({"steps": 0}, "tool.mlsmoke.x.steps: expected a positive integer, got 0"),
+        (
+            {"steps": True},
+            "tool.mlsmoke.x.steps: expected a positive integer, got True",
+        ),
+        ({"lr": "fast"}, "tool.mlsmoke.x.lr: expected a positive number, got 'fast'"),
+        ({"exclude": [1]}, "tool.mlsmoke.x.exclude: expected an array of strings"),
+        ({"device": "tpu"}, "tool.mlsmoke.x.device: expected one of 'auto', 'cpu'"),
+        (
+            {"strict": "yes"},
+            "tool.mlsmoke.x.strict: expected true or false, got a string",
+        ),
+        ({"python": 3}, "tool.mlsmoke.x.python: expected a string, got an integer"),
+    ],
+)
+def test_validate_names_the_key_path(table: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match="^" + message.replace("(", r"\(")):
+        config.validate(table, SCHEMA, "tool.mlsmoke.x")
+
+
+def test_hook_table_reads_the_tool_section(tmp_path: Path) -> None:
+    write_pyproject(tmp_path, '[tool.mlsmoke.strict-mode]\nexclude = ["x"]\n')
+    assert config.hook_table(tmp_path, "strict-mode") == {"exclude": ["x"]}
+    assert config.hook_table(tmp_path, "doctest") == {}
+
+
+def test_missing_pyproject_is_an_empty_configuration(tmp_path: Path) -> None:
+    assert config.tool_table(tmp_path) == {}
+
+
+def test_malformed_toml_names_the_file(tmp_path: Path) -> None:
+    write_pyproject(tmp_path, "[tool.mlsmoke\n")
+    with pytest.raises(ConfigError, match=r"pyproject\.toml: not valid TOML"):
+        config.tool_table(tmp_path)
+
+
+def test_a_hook_section_that_is_not_a_table_names_its_key(tmp_path: Path) -> None:
+    write_pyproject(tmp_path, '[tool.mlsmoke]\nstrict-mode = "on"\n')
+    with pytest.raises(ConfigError, match="tool.mlsmoke.strict-mode: expected a table"):
+        config.hook_table(tmp_path, "strict-mode")
+
+
+def test_project_root_is_the_nearest_pyproject_below_the_git_root(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".git").mkdir()
+    write_pyproject(tmp_path, "")
+    nested = tmp_path / "src" / "pkg"
+    nested.mkdir(parents=True)
+    assert config.find_project_root(nested) == tmp_path.resolve()
+
+
+def test_project_root_search_stops_at_the_git_root(tmp_path: Path) -> None:
+    write_pyproject(tmp_path, "")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    inner = repo / "sub"
+    inner.mkdir()
+    assert config.find_project_root(inner) == inner.resolve()
