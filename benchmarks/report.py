@@ -1,7 +1,7 @@
 """The shape every benchmark returns, and its Markdown rendering.
 
-Each ``benchmarks/bench_<name>.py`` exposes ``run(quick: bool) -> Section``. Ratios are the
-figures; absolute times are context only, since the machines are noisy.
+Each ``benchmarks/bench_<name>.py`` exposes ``run(quick: bool) -> Section``.
+Ratios are the figures; absolute times are context only, since the machines are noisy.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The ``mlsmoke`` console script: one subcommand per hook.
 
-Subcommand modules are imported lazily, so that a cached ``mlsmoke overfit`` pass does not
-pay for importing the other hooks.
+Subcommand modules are imported lazily, so that a cached ``mlsmoke overfit`` pass
+does not pay for importing the other hooks.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ class Key:
 
 
 def find_project_root(start: Path | None = None) -> Path:
-    """The nearest directory at or above ``start`` holding a pyproject.toml, else ``start``."""
+    """The nearest directory from ``start`` up with a pyproject.toml, else ``start``."""
     start = (start or Path.cwd()).resolve()
     for directory in (start, *start.parents):
         if (directory / PYPROJECT).is_file():
@@ -79,7 +79,7 @@ def hook_table(root: Path, hook: str) -> dict[str, Any]:
 
 
 def validate(table: Mapping[str, Any], schema: Mapping[str, Key], path: str) -> dict:
-    """Parse ``table`` against ``schema``: unknown keys are errors, missing ones default."""
+    """Parse ``table`` by ``schema``: unknown keys are errors, missing ones default."""
     unknown = sorted(set(table) - set(schema))
     if unknown:
         raise ConfigError(
@@ -136,7 +136,8 @@ def one_of(*choices: str) -> Parser:
     def parse(value: Any, path: str) -> str:
         if value not in choices:
             raise ConfigError(
-                f"{path}: expected one of {', '.join(map(repr, choices))}, got {value!r}"
+                f"{path}: expected one of {', '.join(map(repr, choices))}, "
+                f"got {value!r}"
             )
         return value
 

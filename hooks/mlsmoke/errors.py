@@ -1,7 +1,7 @@
 """The errors mlsmoke reports to users, and the exit codes they map to.
 
-Every error a user can cause is one of these. The CLI prints it once, as one message, and
-exits with its code; users never see a traceback from mlsmoke's own code.
+Every error a user can cause is one of these. The CLI prints it once, as one
+message, and exits with its code; users never see a traceback from mlsmoke's own code.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ class UsageError(MlsmokeError):
 
 
 class ConfigError(MlsmokeError):
-    """Bad configuration; the message starts with the key path, e.g. ``tool.mlsmoke.x``."""
+    """Bad configuration; the message starts with the key path (``tool.mlsmoke.x``)."""
 
 
 class EnvironmentProblem(MlsmokeError):
-    """The project's environment cannot run the hook (no interpreter, missing module)."""
+    """The project's environment cannot run the hook (no interpreter, no module)."""

@@ -10,9 +10,9 @@ project's interpreter, found in this order:
    environment first on PATH);
 4. ``.venv`` or ``venv`` in the project root.
 
-An explicit choice (1 or 2) is used as it is. Discovered candidates (3 and 4) are probed,
-and the first that can import the required modules wins. mlsmoke itself need not be
-installed there: :func:`module_command` loads it from this installation.
+An explicit choice (1 or 2) is used as it is. Discovered candidates (3 and 4) are
+probed, and the first that can import the required modules wins. mlsmoke itself need
+not be installed there: :func:`module_command` loads it from this installation.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 @dataclass(frozen=True)
 class Interpreter:
-    """A Python interpreter, where it was found, and the versions of the probed modules."""
+    """A Python interpreter, where it was found, and the probed modules' versions."""
 
     path: Path
     origin: str
