@@ -1,0 +1,180 @@
+"""Read a loss curve the way the field guide does: rising, exploding, oscillating,
+plateauing, or falling too slowly to reach the target in time.
+
+Pure functions of plain floats, so the decisions are tested with plain values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+EXPLODING = "exploding"
+RISING = "rising"
+OSCILLATING = "oscillating"
+PLATEAU = "plateau"
+FALLING_TOO_SLOWLY = "falling-too-slowly"
+FALLING = "falling"
+UNBOUNDED_BELOW = "unbounded-below"
+
+# A curve that would need more than this many times the steps it had is a plateau:
+# no sensible step budget gets it there.
+PLATEAU_STEP_FACTOR = 30
+# Growth past the initial loss by this many loss scales is an explosion, not a rise.
+EXPLOSION_FACTOR = 4.0
+# Swings smaller than this fraction of the loss scale are noise, not oscillation.
+SWING_FRACTION = 0.02
+
+
+@dataclass(frozen=True)
+class CurveReading:
+    shape: str
+    reason: str
+    steps_needed: int | None = None
+
+
+def classify_curve(losses: Sequence[float], target: float | None) -> CurveReading:
+    """The shape of a loss curve that did not reach ``target``, with the reason.
+
+    ``losses[0]`` is the loss at init; ``target`` is the absolute loss to reach.
+    """
+    if len(losses) < 3:
+        return CurveReading(PLATEAU, f"only {len(losses)} loss values to read")
+    first_bad = first_nonfinite(losses)
+    if first_bad is not None:
+        return CurveReading(
+            EXPLODING, f"the loss became {losses[first_bad]} at step {first_bad}"
+        )
+    initial, scale = losses[0], loss_scale(losses, target)
+    peak = max(losses)
+    if peak - initial > EXPLOSION_FACTOR * scale:
+        return CurveReading(
+            EXPLODING,
+            f"the loss grew from {initial:.4g} to {peak:.4g} "
+            f"at step {losses.index(peak)}",
+        )
+    if is_unbounded_below(losses):
+        return CurveReading(
+            UNBOUNDED_BELOW,
+            f"the loss fell below zero, from {initial:.4g} to {losses[-1]:.4g}, "
+            "and keeps falling",
+        )
+    reversals = count_reversals(losses, SWING_FRACTION * scale)
+    if reversals >= max(3, len(losses) // 6):
+        return CurveReading(
+            OSCILLATING,
+            f"the loss changed direction {reversals} times in {len(losses)} steps "
+            f"(between {min(losses):.4g} and {peak:.4g})",
+        )
+    tail = tail_level(losses)
+    if tail > initial + 0.05 * scale:
+        return CurveReading(
+            RISING, f"the loss rose from {initial:.4g} to {losses[-1]:.4g}"
+        )
+    return _read_descent(losses, target)
+
+
+def _read_descent(losses: Sequence[float], target: float | None) -> CurveReading:
+    initial, final = losses[0], losses[-1]
+    steps_needed = estimate_steps_to_target(losses, target)
+    moved = f"the loss went from {initial:.4g} to {final:.4g} in {len(losses)} steps"
+    if steps_needed is None or steps_needed > PLATEAU_STEP_FACTOR * len(losses):
+        return CurveReading(PLATEAU, f"{moved} and has stopped falling")
+    if target is not None and final <= target:
+        return CurveReading(FALLING, moved, steps_needed)
+    return CurveReading(
+        FALLING_TOO_SLOWLY,
+        f"{moved}; at its recent pace it needs about {steps_needed} steps",
+        steps_needed,
+    )
+
+
+def estimate_steps_to_target(
+    losses: Sequence[float], target: float | None
+) -> int | None:
+    """Total steps the curve needs to reach ``target`` at the pace of its second half.
+
+    Positive curves are extrapolated in log space (losses decay roughly
+    exponentially); None when the recent pace is flat or rising.
+    """
+    if target is None or len(losses) < 4:
+        return None
+    recent = list(losses[len(losses) // 2 :])
+    if tail_level(losses) <= target:
+        return len(losses)
+    in_log_space = target > 0 and min(recent) > 0
+    values = [math.log(v) for v in recent] if in_log_space else recent
+    goal = math.log(target) if in_log_space else target
+    slope = fitted_slope(values)
+    if slope >= 0:
+        return None
+    remaining = (smoothed_last(values) - goal) / -slope
+    return len(losses) + max(0, math.ceil(remaining))
+
+
+def fitted_slope(values: Sequence[float]) -> float:
+    """Least-squares slope of ``values`` against their index."""
+    n = len(values)
+    if n < 2:
+        return 0.0
+    mean_x = (n - 1) / 2
+    mean_y = sum(values) / n
+    covariance = sum((i - mean_x) * (v - mean_y) for i, v in enumerate(values))
+    variance = sum((i - mean_x) ** 2 for i in range(n))
+    return covariance / variance
+
+
+def smoothed_last(values: Sequence[float]) -> float:
+    """The last value of the least-squares line through ``values``."""
+    n = len(values)
+    mean_y = sum(values) / n
+    return mean_y + fitted_slope(values) * (n - 1) / 2
+
+
+def count_reversals(losses: Sequence[float], min_swing: float) -> int:
+    """How often the curve changes direction by more than ``min_swing``."""
+    reversals, direction, anchor = 0, 0, losses[0]
+    for value in losses[1:]:
+        move = value - anchor
+        if abs(move) < min_swing:
+            continue
+        new_direction = 1 if move > 0 else -1
+        if direction and new_direction != direction:
+            reversals += 1
+        direction, anchor = new_direction, value
+    return reversals
+
+
+def is_unbounded_below(losses: Sequence[float]) -> bool:
+    """The loss went negative and still falls: a flipped sign or a maximized loss."""
+    final = losses[-1]
+    if final >= 0 or len(losses) < 4:
+        return False
+    recent = losses[len(losses) // 2 :]
+    return fitted_slope(recent) < 0 and final < losses[0] - abs(losses[0])
+
+
+def loss_scale(losses: Sequence[float], target: float | None) -> float:
+    """The size of a meaningful loss change for this curve."""
+    initial = losses[0]
+    gap = abs(initial - target) if target is not None else 0.0
+    return max(abs(initial), gap, 1e-8)
+
+
+def tail_level(losses: Sequence[float]) -> float:
+    """The median of the last quarter of the curve (robust to one spike)."""
+    tail = sorted(losses[-max(1, len(losses) // 4) :])
+    return tail[len(tail) // 2]
+
+
+def first_nonfinite(losses: Sequence[float]) -> int | None:
+    return next((i for i, v in enumerate(losses) if not math.isfinite(v)), None)
+
+
+def relative_progress(losses: Sequence[float], target: float | None) -> float:
+    """Fraction of the way from the initial loss to the target that was covered."""
+    finite = [v for v in losses if math.isfinite(v)]
+    if target is None or not finite or losses[0] == target:
+        return 0.0
+    return (losses[0] - min(finite)) / (losses[0] - target)

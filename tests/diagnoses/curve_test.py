@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mlsmoke.overfit import curve
+
+
+def decay(start: float, rate: float, steps: int, floor: float = 0.0) -> list[float]:
+    return [floor + (start - floor) * math.exp(-rate * i) for i in range(steps)]
+
+
+def wobble(values: list[float], amplitude: float) -> list[float]:
+    return [v + amplitude * (-1) ** i for i, v in enumerate(values)]
+
+
+@pytest.mark.parametrize(
+    ("losses", "target", "shape"),
+    [
+        pytest.param([2.3, 2.4, math.nan, math.nan], 0.1, curve.EXPLODING, id="nan"),
+        pytest.param([2.3, 5.0, 40.0, math.inf], 0.1, curve.EXPLODING, id="inf"),
+        pytest.param([2.3, 3.0, 9.0, 30.0, 25.0], 0.1, curve.EXPLODING, id="grows-10x"),
+        pytest.param([2.3 + 0.05 * i for i in range(40)], 0.1, curve.RISING, id="rise"),
+        pytest.param(
+            wobble([1.0] * 40, 0.4), 0.05, curve.OSCILLATING, id="alternating"
+        ),
+        pytest.param(
+            wobble(decay(2.3, 0.05, 40, floor=1.0), 0.3),
+            0.1,
+            curve.OSCILLATING,
+            id="falling-but-swinging",
+        ),
+        pytest.param([2.3] * 40, 0.1, curve.PLATEAU, id="flat"),
+        pytest.param(
+            wobble([2.3 - 0.0001 * i for i in range(40)], 0.001),
+            0.1,
+            curve.PLATEAU,
+            id="barely-moves-with-noise",
+        ),
+        pytest.param(
+            decay(2.3, 0.3, 40, floor=1.2), 0.1, curve.PLATEAU, id="fell-then-stuck"
+        ),
+        pytest.param(
+            decay(2.3, 0.03, 40), 0.01, curve.FALLING_TOO_SLOWLY, id="slow-decay"
+        ),
+        pytest.param(
+            [-0.1 * 2**i for i in range(12)],
+            0.01,
+            curve.UNBOUNDED_BELOW,
+            id="flipped-sign",
+        ),
+        pytest.param(decay(2.3, 0.3, 40), 0.01, curve.FALLING, id="reached"),
+    ],
+)
+def test_classify_curve(losses: list[float], target: float, shape: str) -> None:
+    reading = curve.classify_curve(losses, target)
+    assert reading.shape == shape, reading.reason
+
+
+def test_too_slow_estimates_the_steps_of_an_exponential_decay() -> None:
+    losses = decay(2.0, 0.02, 50)
+    target = 2.0 * math.exp(-0.02 * 200)  # reached at step 200
+    reading = curve.classify_curve(losses, target)
+    assert reading.shape == curve.FALLING_TOO_SLOWLY
+    assert reading.steps_needed is not None
+    assert 190 <= reading.steps_needed <= 210
+    assert "200" in reading.reason or str(reading.steps_needed) in reading.reason
+
+
+def test_linear_descent_is_extrapolated_linearly_below_zero_targets() -> None:
+    losses = [1.0 - 0.01 * i for i in range(50)]
+    assert curve.estimate_steps_to_target(losses, -1.0) == pytest.approx(200, abs=2)
+
+
+@pytest.mark.parametrize(
+    ("losses", "min_swing", "expected"),
+    [
+        ([1, 2, 1, 2, 1], 0.5, 3),
+        ([1, 1.1, 1, 1.1, 1], 0.5, 0),
+        ([5, 4, 3, 2, 1], 0.5, 0),
+        ([1, 3, 2.9, 3.1, 1], 0.5, 1),
+    ],
+)
+def test_count_reversals(losses: list[float], min_swing: float, expected: int) -> None:
+    assert curve.count_reversals(losses, min_swing) == expected
+
+
+@pytest.mark.parametrize(
+    ("losses", "expected"),
+    [
+        ([2.0, 1.0, -1.0, -3.0, -6.0], True),
+        ([2.0, 1.0, 0.5, 0.2, 0.1], False),
+        ([-2.0, -2.1, -2.2, -2.3], False),  # negative but bounded: an ELBO-style loss
+        ([-2.0, -3.0, -5.0, -9.0], True),
+    ],
+)
+def test_is_unbounded_below(losses: list[float], expected: bool) -> None:
+    assert curve.is_unbounded_below(losses) is expected
+
+
+def test_relative_progress_ignores_nonfinite_values() -> None:
+    assert curve.relative_progress([2.0, 1.0, math.nan], 0.0) == pytest.approx(0.5)
+    assert curve.relative_progress([math.nan], 0.0) == 0.0
+
+
+def test_short_curves_are_read_as_plateaus() -> None:
+    assert curve.classify_curve([1.0, 0.9], 0.1).shape == curve.PLATEAU
