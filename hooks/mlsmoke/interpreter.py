@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import mlsmoke
+from mlsmoke.config import TOOL_PATH, string, tool_table
 from mlsmoke.errors import ConfigError, EnvironmentProblem
 
 ENV_VARIABLE = "MLSMOKE_PYTHON"
@@ -124,6 +125,31 @@ def find_project_interpreter(
     raise EnvironmentProblem(_not_found_message(requires, tried))
 
 
+def configured_python(
+    root: Path, hook: str, hook_value: str | None
+) -> tuple[str, str] | None:
+    """The ``python`` chosen in pyproject.toml for ``hook``, as ``(value, key path)``.
+
+    The hook's own key wins over ``[tool.mlsmoke].python``.
+    """
+    if hook_value is not None:
+        return hook_value, f"{TOOL_PATH}.{hook}.python"
+    value = tool_table(root).get("python")
+    if value is None:
+        return None
+    return string(value, f"{TOOL_PATH}.python"), f"{TOOL_PATH}.python"
+
+
+def how_to_point_elsewhere() -> list[str]:
+    """The lines telling users how to choose the project's interpreter."""
+    return [
+        "Point mlsmoke at the project's environment: set `python` in [tool.mlsmoke]",
+        f"of pyproject.toml, set {ENV_VARIABLE}, or create .venv in the project root.",
+        "On pre-commit.ci, which has no project environment, list this hook under",
+        "`ci: skip` and run it in your CI workflow instead.",
+    ]
+
+
 def probe_modules(python: Path, modules: Sequence[str]) -> dict[str, str]:
     """Which of ``modules`` ``python`` can import, each with its installed version."""
     try:
@@ -202,10 +228,4 @@ def _unique(candidates: list[Candidate]) -> list[Candidate]:
 def _not_found_message(requires: Sequence[str], tried: list[str]) -> str:
     lines = [f"no Python interpreter of the project can import {', '.join(requires)}."]
     lines += [f"  tried {entry}" for entry in tried] or ["  no interpreter was found"]
-    lines += [
-        "Point mlsmoke at the project's environment: set `python` in [tool.mlsmoke]",
-        f"of pyproject.toml, set {ENV_VARIABLE}, or create .venv in the project root.",
-        "On pre-commit.ci, which has no project environment, list this hook under",
-        "`ci: skip` and run it in your CI workflow instead.",
-    ]
-    return "\n".join(lines)
+    return "\n".join(lines + how_to_point_elsewhere())
