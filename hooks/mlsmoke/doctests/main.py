@@ -1,0 +1,168 @@
+"""``mlsmoke doctest [FILES...]``: the ``>>>`` examples of the files a commit touches.
+
+The files are read here, and those without ``>>>`` stop here, unimported. The rest run
+in one process of the project's own interpreter (:mod:`mlsmoke.doctests.runner`), where
+the project's dependencies import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from mlsmoke import interpreter
+from mlsmoke.config import find_project_root
+from mlsmoke.doctests.formatting import format_results
+from mlsmoke.doctests.results import FileResult, results_from_json
+from mlsmoke.doctests.selection import (
+    has_examples,
+    is_excluded,
+    is_runnable,
+    required_modules,
+)
+from mlsmoke.doctests.settings import HOOK, Settings, load_settings
+from mlsmoke.errors import EXIT_FAILED, EXIT_OK, EnvironmentProblem, UsageError
+
+RUNNER_MODULE = "mlsmoke.doctests.runner"
+_OUTPUT_TAIL_LINES = 30
+
+
+class ExampleFile(NamedTuple):
+    """A file with ``>>>`` in it: how the user named it, where it is, its text."""
+
+    shown: str
+    path: Path
+    text: str
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    root = find_project_root()
+    settings = load_settings(root)
+    files = files_with_examples(args.filenames, root, settings)
+    if not files:
+        return EXIT_OK
+    python = interpreter.find_project_interpreter(
+        root,
+        required_modules({file.path: file.text for file in files}, root),
+        interpreter.configured_python(root, HOOK, settings.python),
+    )
+    results = run_in_interpreter(python.path, files, root, settings.optionflags)
+    print(format_results(results), end="")
+    missing = [result for result in results if _missing_dependency(result)]
+    if missing:
+        raise EnvironmentProblem(missing_dependency_message(missing, python))
+    failed = any(result.failures or result.file_failure for result in results)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mlsmoke doctest",
+        description="Run the >>> examples in Python docstrings and in Markdown, "
+        "reStructuredText and .txt documents, in the project's own interpreter.",
+    )
+    parser.add_argument("filenames", nargs="*", metavar="FILE")
+    return parser
+
+
+def files_with_examples(
+    names: Sequence[str], root: Path, settings: Settings
+) -> list[ExampleFile]:
+    """The named files that are not excluded and contain ``>>>``, each read once."""
+    files: dict[Path, ExampleFile] = {}
+    for name in names:
+        path = Path(os.path.abspath(name))
+        if path in files or not is_runnable(path.name):
+            continue
+        if is_excluded(_relative(path, root), settings.exclude):
+            continue
+        content = _read(name)
+        if has_examples(content):
+            files[path] = ExampleFile(name, path, content.decode("utf-8", "replace"))
+    return list(files.values())
+
+
+def run_in_interpreter(
+    python: Path, files: list[ExampleFile], root: Path, optionflags: Sequence[str]
+) -> list[FileResult]:
+    """Run every file's examples in one process of ``python``."""
+    with tempfile.TemporaryDirectory(prefix="mlsmoke-doctest-") as scratch:
+        request, report = Path(scratch, "request.json"), Path(scratch, "report.json")
+        request.write_text(
+            json.dumps(
+                {
+                    "root": str(root),
+                    "files": [[file.shown, str(file.path)] for file in files],
+                    "optionflags": list(optionflags),
+                }
+            ),
+            encoding="utf-8",
+        )
+        command = interpreter.module_command(
+            python, RUNNER_MODULE, str(request), str(report)
+        )
+        completed = subprocess.run(
+            command,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+        )
+        if not report.is_file():
+            raise EnvironmentProblem(_no_report_message(python, completed))
+        return results_from_json(json.loads(report.read_text(encoding="utf-8")))
+
+
+def missing_dependency_message(
+    missing: list[FileResult], python: interpreter.Interpreter
+) -> str:
+    modules = sorted({_missing_dependency(result) for result in missing})
+    lines = [
+        f"the project's interpreter {python.path} (from {python.origin}) cannot import "
+        f"{', '.join(modules)}, needed by:"
+    ]
+    lines += [f"  {result.path}" for result in missing]
+    lines += ["Install it there if the project depends on it."]
+    return "\n".join(lines + interpreter.how_to_point_elsewhere())
+
+
+def _missing_dependency(result: FileResult) -> str:
+    return result.file_failure.missing if result.file_failure else ""
+
+
+def _no_report_message(python: Path, completed: subprocess.CompletedProcess) -> str:
+    output = completed.stdout.rstrip().splitlines()[-_OUTPUT_TAIL_LINES:]
+    lines = [f"{python} exited with code {completed.returncode} before reporting"]
+    lines += ["its last output:", *(f"  {line}" for line in output)] if output else []
+    return "\n".join(lines)
+
+
+def _relative(path: Path, root: Path) -> Path:
+    try:
+        return path.relative_to(root)
+    except ValueError:
+        return path
+
+
+def _read(name: str) -> bytes:
+    try:
+        return Path(name).read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{name}: is a directory, not a file") from None
+    except OSError as error:
+        raise UsageError(f"{name}: cannot read: {error.strerror}") from None
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
