@@ -1,0 +1,194 @@
+"""The gate against a bare hand-written loop and Lightning, on three CPU models.
+
+Each runner trains the same model on the same batch for the same number of steps, in
+its own fresh process: ``mlsmoke overfit`` runs to its target and fixes N, then the bare
+loop (``gate_workloads/bare_loop.py``) and ``Trainer(overfit_batches=1, max_steps=N)``
+(``gate_workloads/lightning_loop.py``) run N steps. Repeats are interleaved, so that
+the machine's noise falls on all three alike, and the medians are compared.
+Targets: mlsmoke at most 1.15x the bare loop, and faster than Lightning.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.measure import ProcessRun, Summary, ratio, run_process
+from benchmarks.report import Section
+
+WORKLOADS = Path(__file__).resolve().parent / "gate_workloads"
+MODELS = {"mlp": "MLP", "cnn": "CNN", "lm": "transformer LM"}
+LR = 3e-3
+GATE_TARGET = 1.15
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    run: ProcessRun
+    steps: int
+    train_seconds: float
+    target: float | None
+
+
+def run(quick: bool) -> Section:
+    models = ["mlp"] if quick else list(MODELS)
+    repeats = 1 if quick else 5
+    with tempfile.TemporaryDirectory(prefix="mlsmoke-bench-gate-") as tmp:
+        project = write_project(Path(tmp), models)
+        torch_import = Summary.of(
+            [
+                _python(project, "-c", "import torch").check("import torch")
+                for _ in range(1 if quick else 3)
+            ]
+        )
+        rows, notes = [], []
+        for name in models:
+            row, note = compare(project, name, repeats)
+            rows.append(row)
+            notes.append(note)
+    notes.insert(
+        0,
+        f"median of {repeats} fresh processes per cell, interleaved; peak RSS is the"
+        " largest process of the run's tree (for mlsmoke, the worker in the project's"
+        f" interpreter); Adam, lr {LR}, CPU; `import torch` alone takes"
+        f" {torch_import.seconds:.2f} s and {torch_import.peak_rss_mib:.0f} MiB",
+    )
+    if quick:
+        notes.append("--quick: the MLP only, one run each (the full run adds CNN, LM)")
+    if not lightning_installed():
+        notes.append("Lightning is not installed here: `make bench` installs it")
+    return Section(
+        title="Overfit gate vs a bare loop vs Lightning (wall time, peak memory)",
+        columns=[
+            "model",
+            "steps",
+            "bare loop s",
+            "mlsmoke s",
+            "Lightning s",
+            "bare MiB",
+            "mlsmoke MiB",
+            "Lightning MiB",
+            f"mlsmoke <= {GATE_TARGET}x bare",
+            "mlsmoke < Lightning",
+        ],
+        rows=rows,
+        notes=notes,
+    )
+
+
+def compare(project: Path, name: str, repeats: int) -> tuple[list[object], str]:
+    """One table row for ``name``, and the breakdown of the gate's time."""
+    steps = run_gate(project, name).steps  # the untimed warm-up fixes N
+    runners = {
+        "gate": lambda: run_gate(project, name),
+        "bare": lambda: _python(project, "bare_loop.py", name, str(steps), str(LR)),
+        "lightning": lambda: _python(
+            project, "lightning_loop.py", name, str(steps), str(LR)
+        ),
+    }
+    if not lightning_installed():
+        del runners["lightning"]
+    results: dict[str, list] = {key: [] for key in runners}
+    keys = list(runners)
+    for repeat in range(repeats):
+        shift = repeat % len(keys)
+        for key in keys[shift:] + keys[:shift]:
+            results[key].append(runners[key]())
+    gate_outcomes: list[GateOutcome] = results.pop("gate")
+    for outcome in gate_outcomes:
+        if outcome.steps != steps:
+            raise RuntimeError(f"{name}: the gate took {outcome.steps}, then {steps}")
+    gate = Summary.of([outcome.run for outcome in gate_outcomes])
+    bare = Summary.of([run.check(f"bare loop {name}") for run in results["bare"]])
+    light = None
+    if "lightning" in results:
+        light = Summary.of(
+            [run.check(f"Lightning {name}") for run in results["lightning"]]
+        )
+    train = statistics.median(outcome.train_seconds for outcome in gate_outcomes)
+    row = [
+        MODELS[name],
+        steps,
+        f"{bare.seconds:.2f}",
+        f"{gate.seconds:.2f} ({ratio(gate.seconds, bare.seconds)})",
+        _cell(light.seconds if light else None, bare.seconds, "{:.2f}"),
+        f"{bare.peak_rss_mib:.0f}",
+        f"{gate.peak_rss_mib:.0f} ({ratio(gate.peak_rss_mib, bare.peak_rss_mib)})",
+        _cell(light.peak_rss_mib if light else None, bare.peak_rss_mib, "{:.0f}"),
+        _verdict(gate.seconds <= GATE_TARGET * bare.seconds),
+        _verdict(gate.seconds < light.seconds) if light else "n/a",
+    ]
+    target = gate_outcomes[0].target
+    note = (
+        f"{MODELS[name]}: target loss {target:.3g} reached in {steps} steps;"
+        f" mlsmoke {gate.seconds:.2f} s = training {train:.2f} s (its --json seconds)"
+        f" + {gate.seconds - train:.2f} s outside the loop (CLI, interpreter probe,"
+        f" import torch, checks); bare loop {bare.seconds:.2f} s"
+    )
+    return row, note
+
+
+def run_gate(project: Path, name: str) -> GateOutcome:
+    report = project / f"gate-{name}.json"
+    report.unlink(missing_ok=True)
+    command = [*mlsmoke_command(), "overfit", "--gate", name, "--no-cache"]
+    run = run_process([*command, "--json", str(report)], cwd=project, env=_env())
+    run.check(f"mlsmoke overfit --gate {name}")
+    (result,) = json.loads(report.read_text())
+    if result["verdict"] != "pass":
+        raise RuntimeError(f"the gate did not memorize {name}: {result['diagnosis']}")
+    return GateOutcome(run, result["steps"], result["seconds"], result["target"])
+
+
+def write_project(root: Path, models: list[str]) -> Path:
+    """A project whose pyproject.toml declares one gate per model."""
+    for source in WORKLOADS.glob("*.py"):
+        shutil.copy2(source, root / source.name)
+    lines = ["[tool.mlsmoke]", f"python = {json.dumps(sys.executable)}", ""]
+    for name in models:
+        lines += [
+            f"[tool.mlsmoke.overfit.{name}]",
+            f'model = "models:{name}"',
+            f'batch = "models:{name}_batch"',
+            'optimizer = "adam"',
+            f"lr = {LR}",
+            'device = "cpu"',
+            "",
+        ]
+    (root / "pyproject.toml").write_text("\n".join(lines))
+    return root
+
+
+def mlsmoke_command() -> list[str]:
+    """The console script a hook runs, from this interpreter's environment."""
+    script = Path(sys.executable).parent / "mlsmoke"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "mlsmoke"]
+
+
+def lightning_installed() -> bool:
+    return importlib.util.find_spec("lightning") is not None
+
+
+def _python(project: Path, *args: str) -> ProcessRun:
+    return run_process([sys.executable, *args], cwd=project, env=_env())
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _cell(value: float | None, baseline: float, style: str) -> str:
+    if value is None:
+        return "not installed"
+    return f"{style.format(value)} ({ratio(value, baseline)})"
+
+
+def _verdict(met: bool) -> str:
+    return "yes" if met else "**no**"
