@@ -1,224 +1,34 @@
-"""Run the examples of many files in one process of the project's interpreter.
+"""``python -m mlsmoke.doctests.runner REQUEST REPORT``, in the project's interpreter.
 
-Started by the hook as ``python -m mlsmoke.doctests.runner REQUEST REPORT`` through
-:func:`mlsmoke.interpreter.module_command`, so it needs only the standard library, with
-the project's own packages importable. REQUEST is a JSON file naming the files and the
-option flags; the results are written to REPORT as JSON, since the project's code may
-print anything on stdout.
-
-Python files are imported under their real module name (relative imports and package
-state work; ``if __name__ == "__main__":`` blocks do not run). Documents get a fresh
-namespace each.
+Started by the hook through :func:`mlsmoke.interpreter.module_command`. REQUEST is a
+JSON file naming the files and the option flags. The results go to the REPORT file as
+JSON, since the project's code may print anything on stdout.
 """
 
 from __future__ import annotations
 
-import doctest
-import importlib
-import importlib.machinery
-import importlib.util
-import json
-import os
 import sys
-import traceback
-from pathlib import Path
-from types import ModuleType
 
-from mlsmoke.doctests.documents import document_kind, example_text
-from mlsmoke.doctests.modules import (
-    is_local_module,
-    locate_module,
-    project_source_roots,
-)
-from mlsmoke.doctests.results import (
-    ExampleFailure,
-    FileFailure,
-    FileResult,
-    results_to_json,
-)
+# Like ``python -m``, the bootstrap leaves the working directory (the project root)
+# first on sys.path: a project file named json.py or types.py would then replace the
+# standard library modules imported below. execution.py puts the project's roots back.
+if sys.path[:1] == [""]:
+    del sys.path[0]
 
-# Frames from these files are machinery, never the user's code.
-_MACHINERY = (
-    os.path.dirname(os.path.abspath(__file__)) + os.sep,
-    os.path.dirname(os.path.abspath(importlib.__file__)) + os.sep,
-    os.path.abspath(doctest.__file__),
-    "<frozen",
-)
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
 
-
-class CollectingRunner(doctest.DocTestRunner):
-    """A DocTestRunner that keeps its failures as records instead of printing them."""
-
-    def __init__(self, optionflags: int) -> None:
-        super().__init__(verbose=False, optionflags=optionflags)
-        self.collected: list[ExampleFailure] = []
-
-    def report_failure(self, out, test, example, got) -> None:  # type: ignore[override]
-        self.collected.append(_example_failure(test, example, got, raised=False))
-
-    def report_unexpected_exception(  # type: ignore[override]
-        self, out, test, example, exc_info
-    ) -> None:
-        got = "".join(traceback.format_exception_only(*exc_info[:2]))
-        got = _project_traceback(exc_info[2]) + got
-        self.collected.append(_example_failure(test, example, got, raised=True))
-
-
-def run_files(
-    files: list[tuple[str, Path]], root: Path, optionflags: int
-) -> list[FileResult]:
-    """Run the examples of each ``(shown path, path)``; one result per file."""
-    _extend_sys_path(files, root)
-    return [_run_file(shown, path, root, optionflags) for shown, path in files]
-
-
-def _run_file(shown: str, path: Path, root: Path, optionflags: int) -> FileResult:
-    kind = document_kind(path.name)
-    runner = CollectingRunner(optionflags)
-    try:
-        tests = _module_tests(path, root) if kind == "python" else _document_tests(path)
-    except FileFailureError as error:
-        return FileResult(shown, 0, [], error.failure)
-    for test in tests:
-        runner.run(test, out=lambda text: None, clear_globs=True)
-    return FileResult(shown, runner.tries, runner.collected, None)
-
-
-class FileFailureError(Exception):
-    def __init__(self, failure: FileFailure) -> None:
-        super().__init__(failure.summary)
-        self.failure = failure
-
-
-def _module_tests(path: Path, root: Path) -> list[doctest.DocTest]:
-    module = _import_file(path, root)
-    try:
-        tests = doctest.DocTestFinder().find(module, module.__name__)
-    except ValueError as error:
-        raise FileFailureError(FileFailure("cannot parse the examples", str(error), ""))
-    return sorted(tests, key=lambda test: (test.lineno or 0, test.name))
-
-
-def _document_tests(path: Path) -> list[doctest.DocTest]:
-    text = example_text(path.read_text(encoding="utf-8"), document_kind(path.name))
-    parser = doctest.DocTestParser()
-    globs = {"__name__": "__main__", "__file__": str(path)}
-    try:
-        return [parser.get_doctest(text, globs, path.name, str(path), 0)]
-    except ValueError as error:
-        raise FileFailureError(FileFailure("cannot parse the examples", str(error), ""))
-
-
-def _import_file(path: Path, root: Path) -> ModuleType:
-    location = locate_module(path, root)
-    name = location.name or _script_name(path)
-    try:
-        if not location.name:
-            return _load_from_file(name, path)
-        module = importlib.import_module(name)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as error:  # noqa: B036 - a module may raise SystemExit
-        raise FileFailureError(_import_failure(name, error, root)) from None
-    found = getattr(module, "__file__", None)
-    if not found or not os.path.samefile(found, path):
-        detail = f"{name} is {found or 'a namespace package'}, not this file"
-        raise FileFailureError(FileFailure(f"cannot import {name}", detail, ""))
-    return module
-
-
-def _load_from_file(name: str, path: Path) -> ModuleType:
-    """Import a file whose name is no module name (``my-script.py``, ``bin/tool``)."""
-    loader = importlib.machinery.SourceFileLoader(name, str(path))
-    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
-
-
-def _script_name(path: Path) -> str:
-    stem = path.name[: -len(path.suffix)] if path.suffix == ".py" else path.name
-    cleaned = "".join(c if c.isalnum() else "_" for c in stem)
-    return f"_mlsmoke_doctest_{cleaned}"
-
-
-def _import_failure(name: str, error: BaseException, root: Path) -> FileFailure:
-    text = _project_traceback(error.__traceback__)
-    text += "".join(traceback.format_exception_only(type(error), error))
-    return FileFailure(f"cannot import {name}", text, _missing_dependency(error, root))
-
-
-def _missing_dependency(error: BaseException, root: Path) -> str:
-    """The top-level module the interpreter lacks, when it is a project dependency."""
-    if not isinstance(error, ModuleNotFoundError) or not error.name:
-        return ""
-    top_level = error.name.partition(".")[0]
-    if is_local_module(top_level, project_source_roots(root)):
-        return ""
-    try:
-        installed = importlib.util.find_spec(top_level) is not None
-    except (ImportError, ValueError):
-        installed = False
-    return "" if installed else top_level
-
-
-def _project_traceback(tb) -> str:
-    """The traceback's frames, without the runner's own and importlib's."""
-    frames = [
-        frame
-        for frame in traceback.extract_tb(tb)
-        if not frame.filename.startswith(_MACHINERY)
-    ]
-    if not frames:
-        return ""
-    return "Traceback (most recent call last):\n" + "".join(
-        traceback.format_list(frames)
-    )
-
-
-def _example_failure(test, example, got: str, raised: bool) -> ExampleFailure:
-    return ExampleFailure(
-        line=(test.lineno or 0) + example.lineno + 1,
-        name=test.name,
-        source=example.source,
-        want=example.want,
-        got=got,
-        raised=raised,
-    )
-
-
-def _extend_sys_path(files: list[tuple[str, Path]], root: Path) -> None:
-    """Put every file's source root first on sys.path, and script dirs last."""
-    search_roots, script_dirs = [], []
-    for _, path in files:
-        if document_kind(path.name) == "python":
-            location = locate_module(path, root)
-            search_roots.append(str(location.search_root))
-            if location.script_dir is not None:
-                script_dirs.append(str(location.script_dir))
-    search_roots += [str(directory) for directory in project_source_roots(root)]
-    for directory in reversed(list(dict.fromkeys(search_roots))):
-        if directory in sys.path:
-            sys.path.remove(directory)
-        sys.path.insert(0, directory)
-    sys.path += [d for d in dict.fromkeys(script_dirs) if d not in sys.path]
-
-
-def option_flags(names: list[str]) -> int:
-    flags = 0
-    for name in names:
-        flags |= doctest.OPTIONFLAGS_BY_NAME[name]
-    return flags
+from mlsmoke.doctests.execution import option_flags, run_files  # noqa: E402
+from mlsmoke.doctests.results import results_to_json  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
     request_path, report_path = argv
     with open(request_path, encoding="utf-8") as file:
         request = json.load(file)
-    root = Path(request["root"])
     files = [(shown, Path(path)) for shown, path in request["files"]]
-    results = run_files(files, root, option_flags(request["optionflags"]))
+    flags = option_flags(request["optionflags"])
+    results = run_files(files, Path(request["root"]), flags)
     with open(report_path, "w", encoding="utf-8") as file:
         json.dump(results_to_json(results), file)
     return 0
