@@ -1,0 +1,57 @@
+"""Seeds and deterministic settings for one training run, restored afterwards.
+
+Restoring matters for the Python API and the pytest plugin, which run inside the user's
+own process: a memorization test must not change the RNG streams of the tests after it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+
+@contextmanager
+def deterministic(seed: int) -> Iterator[None]:
+    """Seed Python, torch and numpy (when the project uses it) and ask torch for
+    deterministic algorithms where it has them; undo all of it on exit."""
+    # cuBLAS reads this before its first use; without it deterministic matmuls raise.
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    numpy = sys.modules.get("numpy")
+    python_state = random.getstate()
+    numpy_state = numpy.random.get_state() if numpy is not None else None
+    flags = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+        torch.backends.cudnn.deterministic,
+        torch.backends.cudnn.benchmark,
+    )
+    with torch.random.fork_rng(devices=_cuda_devices()):
+        random.seed(seed)
+        torch.manual_seed(seed)
+        if numpy is not None:
+            numpy.random.seed(seed)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+        try:
+            yield
+        finally:
+            random.setstate(python_state)
+            if numpy is not None:
+                numpy.random.set_state(numpy_state)
+            torch.use_deterministic_algorithms(flags[0], warn_only=flags[1])
+            torch.backends.cudnn.deterministic = flags[2]
+            torch.backends.cudnn.benchmark = flags[3]
+
+
+def _cuda_devices() -> list[int]:
+    # fork_rng warns when asked to fork every device of a machine with many; one is
+    # enough for the gate, and none when CUDA is not initialised.
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        return [torch.cuda.current_device()]
+    return []

@@ -1,0 +1,155 @@
+"""Instruments kept beside the training loop: forward hooks, gradient norms,
+per-parameter gradients, non-finite tracking and the user's traceback.
+
+The loop in ``engine.py`` calls these at a few fixed points. Hooks are installed for the
+first forward pass only (and for a replay when something goes wrong), so that the loop
+runs at the speed of a hand-written one.
+"""
+
+from __future__ import annotations
+
+import math
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import mlsmoke
+
+_MLSMOKE_DIR = str(Path(mlsmoke.__file__).resolve().parent)
+# torch's own dispatch frames between a module call and its forward: noise to users.
+_NOISE = (("torch/nn/modules/module.py", ("_call_impl", "_wrapped_call_impl")),)
+
+
+class ModuleTrace:
+    """What the forward hooks saw: input shapes, run order, and the failing module."""
+
+    def __init__(self) -> None:
+        self.inputs: dict[str, list[tuple[int, ...]]] = {}
+        self.order: list[str] = []
+        self.running: list[str] = []
+        self.failed: str | None = None
+        self.first_nonfinite: str | None = None
+
+
+def _shapes(args: tuple, kwargs: dict) -> list[tuple[int, ...]]:
+    values = list(args) + list(kwargs.values())
+    return [tuple(v.shape) for v in values if isinstance(v, torch.Tensor)]
+
+
+def _has_nonfinite(output: Any) -> bool:
+    if isinstance(output, torch.Tensor):
+        return output.is_floating_point() and not bool(torch.isfinite(output).all())
+    if isinstance(output, (tuple, list)):
+        return any(_has_nonfinite(item) for item in output)
+    if isinstance(output, dict):
+        return any(_has_nonfinite(item) for item in output.values())
+    return False
+
+
+@contextmanager
+def traced_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
+    """Record the modules' inputs and order while the block runs; on an exception,
+    ``trace.failed`` is the innermost module whose forward was running."""
+    trace = ModuleTrace()
+    handles = []
+
+    def before(name: str) -> Callable:
+        def hook(module: Any, args: tuple, kwargs: dict) -> None:
+            trace.inputs[name] = _shapes(args, kwargs)
+            trace.order.append(name)
+            trace.running.append(name)
+
+        return hook
+
+    def after(name: str) -> Callable:
+        def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> None:
+            if trace.running and trace.running[-1] == name:
+                trace.running.pop()
+            if trace.first_nonfinite is None and _has_nonfinite(output):
+                trace.first_nonfinite = name
+
+        return hook
+
+    for name, module in model.named_modules():
+        handles.append(module.register_forward_pre_hook(before(name), with_kwargs=True))
+        handles.append(module.register_forward_hook(after(name), with_kwargs=True))
+    try:
+        yield trace
+    except BaseException:
+        trace.failed = trace.running[-1] if trace.running else None
+        raise
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def replay_forward(model: torch.nn.Module, forward: Callable[[], Any]) -> ModuleTrace:
+    """Run ``forward`` again under hooks, without gradients, to locate a failure or the
+    first non-finite output; whatever it raises is swallowed (the first run's error is
+    the one reported)."""
+    trace = None
+    try:
+        with torch.no_grad(), traced_modules(model) as trace:
+            forward()
+    except Exception:
+        pass
+    return trace if trace is not None else ModuleTrace()
+
+
+def total_grad_norm(parameters: list[torch.nn.Parameter]) -> float:
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return 0.0
+    norms = torch._foreach_norm(grads)
+    return float(torch.linalg.vector_norm(torch.stack(norms)))
+
+
+def gradient_norms(model: torch.nn.Module) -> dict[str, float | None]:
+    """Per named parameter: its gradient's norm, or None when it got no gradient."""
+    return {
+        name: None if p.grad is None else float(p.grad.detach().norm())
+        for name, p in model.named_parameters()
+    }
+
+
+def requires_grad(model: torch.nn.Module) -> dict[str, bool]:
+    return {name: p.requires_grad for name, p in model.named_parameters()}
+
+
+def first_nonfinite_grad(model: torch.nn.Module) -> str | None:
+    """The non-finite gradient backward reached first: the last one in module order."""
+    found = None
+    for name, p in model.named_parameters():
+        if p.grad is not None and not bool(torch.isfinite(p.grad).all()):
+            found = name
+    return found
+
+
+def is_finite(value: float) -> bool:
+    return math.isfinite(value)
+
+
+def user_traceback(error: BaseException) -> str:
+    """``error``'s traceback without mlsmoke's frames and torch's dispatch frames."""
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not _is_noise(frame)
+    ]
+    lines = ["Traceback (most recent call last):\n"]
+    lines += traceback.format_list(frames)
+    lines += traceback.format_exception_only(type(error), error)
+    return "".join(lines).rstrip("\n")
+
+
+def _is_noise(frame: traceback.FrameSummary) -> bool:
+    filename = frame.filename.replace("\\", "/")
+    if filename.startswith(_MLSMOKE_DIR.replace("\\", "/")):
+        return True
+    return any(
+        filename.endswith(path) and frame.name in names for path, names in _NOISE
+    )

@@ -1,0 +1,262 @@
+"""The overfit gate's configuration: ``[tool.mlsmoke.overfit]`` -> GateSettings.
+
+One gate::
+
+    [tool.mlsmoke.overfit]
+    model = "mypkg.model:build"
+    batch = "mypkg.data:one_batch"
+
+Several gates are named sub-tables; keys in ``[tool.mlsmoke.overfit]`` itself are then
+shared defaults. Tiers override steps, targets and timeout, for all gates in
+``[tool.mlsmoke.overfit.tiers.<tier>]`` and for one gate in
+``[tool.mlsmoke.overfit.<gate>.tiers.<tier>]``.
+Precedence, lowest first: built-in tier defaults, shared keys, gate keys, shared tier
+table, gate tier table.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from mlsmoke import config
+from mlsmoke.config import Key
+from mlsmoke.errors import ConfigError, UsageError
+
+TABLE = f"{config.TOOL_PATH}.overfit"
+SINGLE_GATE = "default"
+OPTIMIZERS = ("adam", "adamw", "sgd")
+# Measured on four small models (MLP, CNN, causal transformer LM, HF-style classifier,
+# tests/overfit/overfit_models.py): Adam at 1e-3 needs 135-400 steps to reach 5% of the
+# initial loss, at 1e-2 it needs 10-40; SGD (momentum 0.9) needs 12-41 at 0.1.
+DEFAULT_LR = {"adam": 1e-2, "adamw": 1e-2, "sgd": 0.1}
+DEFAULT_WATCH = ["**/*.py", "pyproject.toml"]
+
+# The field guide's slider: seconds at commit time, minutes on a PR, an hour nightly.
+TIER_DEFAULTS: dict[str, dict[str, Any]] = {
+    "commit": {"max-steps": 300, "target-ratio": 0.05, "timeout": 60.0},
+    "pr": {"max-steps": 2000, "target-ratio": 0.02, "timeout": 600.0},
+    "nightly": {"max-steps": 10000, "target-ratio": 0.01, "timeout": 3600.0},
+}
+DEFAULT_TIER = "commit"
+
+_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+def factory_spec(value: Any, path: str) -> str:
+    """A ``"package.module:callable"`` string."""
+    if not isinstance(value, str) or not _SPEC.match(value):
+        raise ConfigError(f'{path}: expected "package.module:callable", got {value!r}')
+    return value
+
+
+def optimizer_spec(value: Any, path: str) -> str:
+    if isinstance(value, str) and value.lower() in OPTIMIZERS:
+        return value.lower()
+    if isinstance(value, str) and _SPEC.match(value):
+        return value
+    raise ConfigError(
+        f"{path}: expected one of {', '.join(OPTIMIZERS)} or"
+        f' "package.module:callable" (params -> Optimizer), got {value!r}'
+    )
+
+
+def device_name(value: Any, path: str) -> str:
+    if isinstance(value, str) and re.match(r"^(auto|cpu|mps|cuda(:\d+)?)$", value):
+        return value
+    raise ConfigError(
+        f'{path}: expected "auto", "cpu", "cuda", "cuda:N" or "mps",' f" got {value!r}"
+    )
+
+
+def non_negative_int(value: Any, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{path}: expected an integer >= 0, got {value!r}")
+    return value
+
+
+def ratio(value: Any, path: str) -> float:
+    number = config.positive_number(value, path)
+    if number >= 1:
+        raise ConfigError(f"{path}: expected a fraction between 0 and 1, got {value!r}")
+    return number
+
+
+def number(value: Any, path: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{path}: expected a number, got {config.type_name(value)}")
+    return float(value)
+
+
+TIER_SCHEMA: dict[str, Key] = {
+    "max-steps": Key(config.positive_int),
+    "target-loss": Key(number),
+    "target-ratio": Key(ratio),
+    "timeout": Key(config.positive_number),
+}
+
+GATE_SCHEMA: dict[str, Key] = {
+    "model": Key(factory_spec, help="package.module:callable returning an nn.Module"),
+    "batch": Key(factory_spec, help="package.module:callable returning one batch"),
+    "loss": Key(factory_spec, help="(model, batch) -> scalar tensor"),
+    "optimizer": Key(optimizer_spec),
+    "lr": Key(config.positive_number),
+    **TIER_SCHEMA,
+    "device": Key(device_name),
+    "seed": Key(non_negative_int),
+    "watch": Key(config.string_list),
+    "python": Key(config.string),
+}
+
+
+@dataclass
+class GateSettings:
+    """One gate, fully resolved for one tier; JSON-serialisable (it is sent to the
+    worker and is part of the cache key)."""
+
+    name: str
+    model: str
+    batch: str
+    loss: str | None = None
+    optimizer: str = "adam"
+    lr: float | None = DEFAULT_LR["adam"]  # None: the project optimizer's own lr
+    max_steps: int = TIER_DEFAULTS["commit"]["max-steps"]
+    target_loss: float | None = None
+    target_ratio: float | None = TIER_DEFAULTS["commit"]["target-ratio"]
+    device: str = "auto"
+    seed: int = 0
+    timeout: float = TIER_DEFAULTS["commit"]["timeout"]
+    watch: list[str] = field(default_factory=lambda: list(DEFAULT_WATCH))
+    python: str | None = None
+    tier: str = DEFAULT_TIER
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GateSettings:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def key_path(self, key: str) -> str:
+        """Where ``key`` of this gate lives in pyproject.toml."""
+        table = TABLE if self.name == SINGLE_GATE else f"{TABLE}.{self.name}"
+        return f"{table}.{key}"
+
+
+def load_gates(root: Path, tier: str = DEFAULT_TIER) -> list[GateSettings]:
+    """Every gate of ``root``'s pyproject.toml, resolved for ``tier``."""
+    table = config.hook_table(root, "overfit")
+    if not table:
+        raise ConfigError(
+            f"{root / config.PYPROJECT}: no [{TABLE}] table; add one with at least"
+            ' model = "package.module:callable" and batch = "package.module:callable"'
+        )
+    shared, named, shared_tiers = _split(table, TABLE)
+    known_tiers = set(TIER_DEFAULTS) | set(shared_tiers)
+    for name, gate in named.items():
+        known_tiers |= set(_split(gate, f"{TABLE}.{name}")[2])
+    if tier not in known_tiers:
+        raise UsageError(
+            f"--tier {tier}: unknown tier;"
+            f" expected one of {', '.join(sorted(known_tiers))}"
+        )
+    if not named:
+        return [_resolve(SINGLE_GATE, TABLE, shared, {}, shared_tiers, {}, tier)]
+    gates = []
+    for name, gate in named.items():
+        path = f"{TABLE}.{name}"
+        own, nested, own_tiers = _split(gate, path)
+        if nested:
+            raise ConfigError(
+                f"{path}.{next(iter(nested))}: unknown key; gates do not nest"
+            )
+        gates.append(_resolve(name, path, shared, own, shared_tiers, own_tiers, tier))
+    return gates
+
+
+def select_gates(gates: list[GateSettings], name: str | None) -> list[GateSettings]:
+    if name is None:
+        return gates
+    chosen = [gate for gate in gates if gate.name == name]
+    if not chosen:
+        names = ", ".join(gate.name for gate in gates)
+        raise UsageError(f"--gate {name}: no such gate; the gates are: {names}")
+    return chosen
+
+
+def _split(
+    table: dict[str, Any], path: str
+) -> tuple[dict[str, Any], dict[str, dict], dict[str, dict]]:
+    """``table`` as (its own keys, its named sub-tables, its tier tables)."""
+    own = {k: v for k, v in table.items() if not isinstance(v, dict)}
+    named = {k: v for k, v in table.items() if isinstance(v, dict) and k != "tiers"}
+    for key in named:
+        if key in GATE_SCHEMA:
+            raise ConfigError(f"{path}.{key}: expected {_expected(key)}, got a table")
+    tiers = table.get("tiers", {})
+    if not isinstance(tiers, dict) or not all(
+        isinstance(t, dict) for t in tiers.values()
+    ):
+        raise ConfigError(f"{path}.tiers: expected tables such as [{path}.tiers.pr]")
+    return own, named, tiers
+
+
+def _expected(key: str) -> str:
+    return "a string" if key in ("model", "batch", "loss", "optimizer") else "a value"
+
+
+def _resolve(
+    name: str,
+    path: str,
+    shared: dict[str, Any],
+    own: dict[str, Any],
+    shared_tiers: dict[str, dict],
+    own_tiers: dict[str, dict],
+    tier: str,
+) -> GateSettings:
+    values = {**TIER_DEFAULTS.get(tier, TIER_DEFAULTS[DEFAULT_TIER])}
+    config.validate(shared, GATE_SCHEMA, TABLE)
+    config.validate(own, GATE_SCHEMA, path)
+    values.update(shared)
+    values.update(own)
+    layers = [shared, own]
+    for tiers, base in ((shared_tiers, TABLE), (own_tiers, path)):
+        overrides = tiers.get(tier, {})
+        config.validate(overrides, TIER_SCHEMA, f"{base}.tiers.{tier}")
+        values.update(overrides)
+        layers.append(overrides)
+    # An explicit target-loss replaces the default target-ratio, unless one is set.
+    if any("target-loss" in layer for layer in layers) and not any(
+        "target-ratio" in layer for layer in layers
+    ):
+        values.pop("target-ratio", None)
+    parsed = config.validate(values, GATE_SCHEMA, path)
+    for key in ("model", "batch"):
+        if parsed[key] is None:
+            raise ConfigError(
+                f'{path}.{key}: missing; set it to "package.module:callable"'
+            )
+    optimizer = parsed["optimizer"] or "adam"
+    lr = parsed["lr"]
+    if lr is None and optimizer in OPTIMIZERS:
+        lr = DEFAULT_LR[optimizer]
+    return GateSettings(
+        name=name,
+        model=parsed["model"],
+        batch=parsed["batch"],
+        loss=parsed["loss"],
+        optimizer=optimizer,
+        lr=lr,
+        max_steps=parsed["max-steps"],
+        target_loss=parsed["target-loss"],
+        target_ratio=parsed["target-ratio"],
+        device=parsed["device"] or "auto",
+        seed=parsed["seed"] if parsed["seed"] is not None else 0,
+        timeout=parsed["timeout"],
+        watch=parsed["watch"] or list(DEFAULT_WATCH),
+        python=parsed["python"],
+        tier=tier,
+    )

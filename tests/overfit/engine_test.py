@@ -1,0 +1,134 @@
+"""The training loop's contract: what it records, and that it never raises."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from overfit_models import (
+    CNN,
+    MLP,
+    HFStyleClassifier,
+    TinyLM,
+    cnn_batch,
+    hf_batch,
+    lm_batch,
+    mlp_batch,
+    mlp_loss,
+)
+
+from mlsmoke.overfit.diagnoses import diagnose
+from mlsmoke.overfit.engine import resolve_target, train
+from mlsmoke.overfit.evidence import GateRun, ProjectProblem
+from mlsmoke.overfit.optimizers import optimizer_factory
+from mlsmoke.overfit.settings import DEFAULT_LR, GateSettings
+
+ADAM = optimizer_factory("adam", None, DEFAULT_LR["adam"])
+
+
+def run(model, batch, loss=None, **options):
+    settings = dict(
+        lr=None,
+        max_steps=300,
+        target_loss=None,
+        target_ratio=0.05,
+        device="cpu",
+        timeout=60,
+        seed=0,
+    )
+    settings.update(options)
+    return train(model, batch, loss, ADAM, **settings)
+
+
+@pytest.mark.parametrize(
+    ("model", "batch", "loss"),
+    [
+        (MLP, mlp_batch, mlp_loss),
+        (CNN, cnn_batch, None),  # the output is the loss
+        (TinyLM, lm_batch, None),  # (logits, loss)
+        (HFStyleClassifier, hf_batch, None),  # model(**batch).loss
+    ],
+    ids=["mlp", "cnn", "causal-lm", "hf-style"],
+)
+def test_default_settings_memorize_small_models(model, batch, loss):
+    evidence = run(model, batch, loss)
+    assert evidence.error is None, evidence.user_traceback
+    assert evidence.reached
+    assert (
+        evidence.losses[-1]
+        <= evidence.target
+        == pytest.approx(0.05 * evidence.losses[0])
+    )
+    assert len(evidence.grad_norms) == evidence.steps == len(evidence.losses) - 1
+
+
+def test_records_modules_gradients_and_stops_at_the_target():
+    evidence = run(MLP, mlp_batch, mlp_loss, max_steps=500)
+    assert evidence.module_order[:2] == ["", "net"]
+    assert evidence.module_inputs["net.0"] == [(16, 16)]
+    assert set(evidence.first_grads) == {"net.0.weight", "net.0.bias", "net.2.weight",
+                                         "net.2.bias"}  # fmt: skip
+    assert all(norm and norm > 0 for norm in evidence.first_grads.values())
+    assert evidence.requires_grad == dict.fromkeys(evidence.first_grads, True)
+    assert evidence.losses[-2] > evidence.target >= evidence.losses[-1]
+    assert evidence.steps < 500
+
+
+def test_same_seed_same_curve():
+    first, second = run(MLP, mlp_batch, mlp_loss), run(MLP, mlp_batch, mlp_loss)
+    assert first.losses == second.losses
+
+
+def test_error_is_recorded_with_its_phase_module_and_user_line():
+    def shape_bug():
+        return torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.Linear(9, 4))
+
+    evidence = run(shape_bug, mlp_batch, mlp_loss)
+    assert isinstance(evidence.error, RuntimeError)
+    assert (evidence.phase, evidence.failed_module) == ("forward", "1")
+    assert evidence.module_inputs["1"] == [(16, 8)]
+    assert "mlp_loss" in evidence.user_traceback
+    assert "mlsmoke" not in evidence.user_traceback
+
+
+def test_nonfinite_loss_stops_and_names_the_module():
+    class LogOfZero(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(16, 4)
+
+        def forward(self, x):
+            return torch.log(self.linear(x) * 0)
+
+    def loss(model, batch):
+        return model(batch[0]).mean()
+
+    evidence = run(LogOfZero, mlp_batch, loss)
+    assert evidence.error is None and not evidence.reached
+    assert len(evidence.losses) == 1 and math.isinf(evidence.losses[0])
+    assert evidence.first_nonfinite_output == ""
+
+
+@pytest.mark.parametrize(
+    ("initial", "target_loss", "ratio", "expected"),
+    [(2.0, None, 0.05, 0.1), (2.0, 0.5, None, 0.5), (2.0, 0.05, 0.05, 0.05)],
+)
+def test_resolve_target_takes_the_stricter(initial, target_loss, ratio, expected):
+    assert resolve_target(initial, target_loss, ratio) == pytest.approx(expected)
+
+
+def test_ratio_of_a_negative_initial_loss_is_a_config_problem():
+    with pytest.raises(ProjectProblem) as raised:
+        resolve_target(-1.0, None, 0.05)
+    assert raised.value.config_key == "target-ratio"
+
+
+def test_probe_trains_again_with_other_options_and_diagnoses_answer():
+    evidence = run(MLP, mlp_batch, mlp_loss, lr=1e-6, max_steps=20)
+    settings = GateSettings(name="default", model="m:f", batch="b:f", max_steps=20)
+    gate = GateRun(settings, evidence, MLP, mlp_batch, mlp_loss, ADAM)
+    assert diagnose(gate).code == "not-memorized"
+    probe = gate.probe(lr=1e-2, max_steps=200, dtype="float64")
+    assert probe.reached and probe.dtype == "float64"
+    assert probe.target == evidence.target and gate.probes == [probe]
