@@ -1,0 +1,106 @@
+"""Pure decisions: module names, excluded paths, and the modules examples need."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePath
+
+import pytest
+
+from mlsmoke.doctests.modules import locate_module
+from mlsmoke.doctests.selection import (
+    example_imports,
+    is_excluded,
+    module_level_imports,
+    required_modules,
+)
+
+
+def touch(root: Path, *names: str) -> None:
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).touch()
+
+
+@pytest.mark.parametrize(
+    ("files", "target", "name", "search_root", "script_dir"),
+    [
+        (["pkg/__init__.py"], "pkg/mod.py", "pkg.mod", ".", None),
+        (["pkg/__init__.py"], "pkg/__init__.py", "pkg", ".", None),
+        (["src/pkg/__init__.py"], "src/pkg/mod.py", "pkg.mod", "src", None),
+        (
+            ["src/ns/pkg/__init__.py"],
+            "src/ns/pkg/mod.py",
+            "ns.pkg.mod",
+            "src",
+            "src/ns",
+        ),
+        (["scripts/x"], "scripts/train.py", "scripts.train", ".", "scripts"),
+        (
+            ["lib/a/pyproject.toml", "lib/a/a/__init__.py"],
+            "lib/a/a/m.py",
+            "a.m",
+            "lib/a",
+            None,
+        ),
+        (["mod.py"], "mod.py", "mod", ".", None),
+        (["my-scripts/x"], "my-scripts/run.py", "", ".", "my-scripts"),
+        (["bin/x"], "bin/tool", "bin.tool", ".", "bin"),
+        (["class/x"], "class/m.py", "", ".", "class"),  # a keyword is no module name
+    ],
+)
+def test_locate_module(
+    tmp_path: Path, files, target: str, name: str, search_root: str, script_dir
+) -> None:
+    touch(tmp_path, *files, target)
+    location = locate_module(tmp_path / target, tmp_path)
+    assert location.name == name
+    assert location.search_root == (tmp_path / search_root).resolve()
+    expected_script_dir = (tmp_path / script_dir).resolve() if script_dir else None
+    assert location.script_dir == expected_script_dir
+
+
+@pytest.mark.parametrize(
+    ("path", "globs", "excluded"),
+    [
+        ("docs/old/a.md", ["docs/old"], True),
+        ("docs/old/a.md", ["docs/old/"], True),
+        ("docs/old/a.md", ["docs/*"], True),
+        ("docs/old/a.md", ["*.md"], True),
+        ("docs/new/a.md", ["docs/old"], False),
+        ("src/pkg/mod.py", ["**/mod.py"], True),
+        ("src/pkg/mod.py", ["mod.py"], False),
+        ("src/pkg/mod.py", [], False),
+    ],
+)
+def test_is_excluded(path: str, globs: list[str], excluded: bool) -> None:
+    assert is_excluded(PurePath(path), globs) is excluded
+
+
+def test_module_level_imports_leave_out_optional_ones() -> None:
+    source = (
+        "import os, numpy.linalg\nfrom torch import nn\nfrom . import sibling\n"
+        "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n"
+        "def f():\n    import pandas\n"
+    )
+    assert module_level_imports(source) == {"os", "numpy", "torch"}
+    assert module_level_imports("def broken(:") == set()
+
+
+def test_example_imports_leave_out_skipped_lines() -> None:
+    text = (
+        ">>> import numpy as np\n"
+        "    >>> from torch.nn import Linear\n"
+        ">>> import cupy  # doctest: +SKIP\n"
+        "import pandas\n"
+    )
+    assert example_imports(text) == {"numpy", "torch"}
+
+
+def test_required_modules_are_third_party_only(tmp_path: Path) -> None:
+    touch(tmp_path, "src/mypkg/__init__.py", "helpers.py")
+    files = {
+        tmp_path / "src/mypkg/mod.py": "import json\nimport torch\nimport mypkg\n",
+        tmp_path
+        / "README.md": ">>> import helpers\n>>> import numpy\n>>> import sys\n",
+    }
+    assert required_modules(files, tmp_path) == ["numpy", "torch"]
