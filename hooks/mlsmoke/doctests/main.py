@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         interpreter.configured_python(root, HOOK, settings.python),
     )
     results = run_in_interpreter(python.path, files, root, settings.optionflags)
-    print(format_results(results), end="")
+    print(format_results(results), end="", flush=True)
     missing = [result for result in results if _missing_dependency(result)]
     if missing:
         raise EnvironmentProblem(missing_dependency_message(missing, python))

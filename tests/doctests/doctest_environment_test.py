@@ -1,0 +1,77 @@
+"""The project's interpreter: found where the dependencies are, or a clear exit 2."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+USES_TINYDEP = '''\
+    """
+    >>> from tinydep import answer
+    >>> answer()
+    42
+    """
+    import tinydep
+    '''
+
+
+@pytest.fixture
+def outside_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No MLSMOKE_PYTHON, and only the base interpreter (without tinydep) on PATH."""
+    monkeypatch.delenv("MLSMOKE_PYTHON")
+    base = Path(getattr(sys, "_base_executable", sys.executable)).parent
+    monkeypatch.setenv("PATH", f"{base}{os.pathsep}/usr/bin{os.pathsep}/bin")
+
+
+def test_the_project_venv_with_the_dependency_is_found(
+    project: Path, write, doctest, outside_path: None, make_venv
+) -> None:
+    make_venv(project / ".venv", {"tinydep": "def answer():\n    return 42\n"})
+    write({"uses.py": USES_TINYDEP})
+    assert doctest("uses.py") == (0, "")
+
+
+def test_no_interpreter_with_the_dependency_exits_2_naming_it(
+    project: Path, write, doctest, outside_path: None
+) -> None:
+    write({"uses.py": USES_TINYDEP})
+    code, output = doctest("uses.py")
+    assert code == 2
+    assert output.startswith(
+        "mlsmoke doctest: no Python interpreter of the project can import tinydep.\n"
+    )
+    assert "cannot import tinydep" in output
+    assert "MLSMOKE_PYTHON" in output and "ci: skip" in output
+
+
+def test_a_dependency_missing_deeper_down_exits_2_naming_it(
+    project: Path, write, doctest
+) -> None:
+    write(
+        {
+            "pkg/__init__.py": "",
+            "pkg/io.py": "import yaml_not_installed_anywhere\n",
+            "pkg/model.py": '">>> 1\\n1"\nfrom pkg import io\n',
+        }
+    )
+    code, output = doctest("pkg/model.py")
+    assert code == 2
+    assert output.startswith("pkg/model.py: cannot import pkg.model\n")
+    assert (
+        f"mlsmoke doctest: the project's interpreter {sys.executable} "
+        "(from MLSMOKE_PYTHON) cannot import yaml_not_installed_anywhere, needed by:\n"
+        "  pkg/model.py\n"
+    ) in output
+    assert "set `python` in [tool.mlsmoke]" in output
+
+
+def test_an_interpreter_that_dies_exits_2_with_its_last_output(write, doctest) -> None:
+    dies = 'import os\nprint("last words", flush=True)\nos._exit(9)\n'
+    write({"dies.py": '">>> 1\\n1"\n' + dies})
+    code, output = doctest("dies.py")
+    assert code == 2
+    assert "exited with code 9 before reporting" in output
+    assert "  last words" in output
