@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import TEMPLATE
+from baking import TEMPLATE
 
 import mlsmoke
 from mlsmoke import cli, new

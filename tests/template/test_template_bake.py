@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import TEMPLATE, Bake
+from baking import TEMPLATE, Bake
 from cookiecutter.exceptions import FailedHookException
 
 import mlsmoke
