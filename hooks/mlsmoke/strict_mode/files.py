@@ -1,0 +1,168 @@
+"""Scripts on disk: which to skip, reading only the part a decision needs, and atomic
+rewrites that keep every other byte and the file mode."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from mlsmoke.strict_mode.shebang import (
+    Dialect,
+    dialect_of,
+    dialect_without_shebang,
+    interpreter_name,
+    shebang_words,
+)
+
+FIRST_READ = 4096
+# Read by interactive or login shells, or by direnv: errexit there ends the session.
+RC_NAMES = frozenset(
+    {".profile", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases"}
+    | {".zprofile", ".zshenv", ".zlogin", ".zlogout", "profile", "bash_profile"}
+    | {"bashrc", "zshrc", "kshrc", "mkshrc", ".envrc"}
+)
+BOM = "\ufeff"
+
+
+class BadPath(Exception):
+    """A path that cannot be checked at all: missing, a directory, unreadable."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    reason: str
+    loud: bool = False  # bad input the user should hear about, not a policy
+
+
+class Script:
+    """An open script, read in growing chunks as the decision needs them."""
+
+    def __init__(self, path: str, handle: BinaryIO, mode: int) -> None:
+        self.path = path
+        self.mode = mode
+        self._handle = handle
+        self.data = b""
+        self.at_eof = False
+        self.dialect = Dialect.SH
+        self.body_start = 0
+
+    def read_more(self) -> None:
+        size = max(FIRST_READ, len(self.data))
+        chunk = self._handle.read(size)
+        self.data += chunk
+        self.at_eof = len(chunk) < size
+
+    def read_all(self) -> None:
+        self.data += self._handle.read()
+        self.at_eof = True
+
+    def text(self) -> str:
+        # surrogateescape keeps non-UTF-8 bytes (a Latin-1 comment) byte for byte.
+        return self.data.decode("utf-8", "surrogateescape")
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+def open_script(path: str) -> Script | Skipped:
+    """The script at ``path``, with its dialect; or why it is skipped.
+
+    Raises :class:`BadPath` when the path cannot be checked at all.
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise BadPath("no such file") from None
+    except OSError as error:
+        raise BadPath(f"cannot read: {error.strerror}") from None
+    if stat.S_ISLNK(info.st_mode):
+        return Skipped("a symlink")
+    if stat.S_ISDIR(info.st_mode):
+        raise BadPath("is a directory, not a script")
+    if not stat.S_ISREG(info.st_mode):
+        return Skipped("not a regular file", loud=True)
+    reason = name_skip_reason(path)
+    if reason:
+        return Skipped(reason)
+    try:
+        script = Script(path, open(path, "rb"), info.st_mode)
+    except OSError as error:
+        raise BadPath(f"cannot read: {error.strerror}") from None
+    try:
+        skipped = _read_shebang(script, executable=bool(info.st_mode & 0o111))
+    except OSError as error:
+        script.close()
+        raise BadPath(f"cannot read: {error.strerror}") from None
+    if skipped:
+        script.close()
+        return skipped
+    return script
+
+
+def name_skip_reason(path: str) -> str | None:
+    name = os.path.basename(path)
+    if name in RC_NAMES or name.endswith("rc") and name.startswith("."):
+        return "an rc file, sourced by interactive shells"
+    if name.endswith(".bashrc"):
+        return "an rc file, sourced by interactive shells"
+    if name.endswith(".bats"):
+        return "a bats test file"
+    return None
+
+
+def _read_shebang(script: Script, executable: bool) -> Skipped | None:
+    script.read_more()
+    if not script.data:
+        return Skipped("empty file", loud=True)
+    if b"\0" in script.data:
+        return Skipped("binary file (it contains NUL bytes)", loud=True)
+    while b"\n" not in script.data and not script.at_eof:
+        script.read_more()
+    text = script.text()
+    offset = 1 if text.startswith(BOM) else 0
+    newline = text.find("\n", offset)
+    line_end = len(text) if newline == -1 else newline
+    words = shebang_words(text[offset:line_end].rstrip("\r"))
+    if words is None:
+        if not executable:
+            return Skipped("no shebang and not executable: a sourced library")
+        script.dialect = dialect_without_shebang(script.path)
+        script.body_start = offset
+        return None
+    program = interpreter_name(words)
+    dialect = dialect_of(program) if program else None
+    if dialect is None:
+        return Skipped(f"not a shell script: its shebang runs {program or 'nothing'}")
+    script.dialect = dialect
+    script.body_start = min(line_end + 1, len(text))
+    return None
+
+
+def write_atomically(path: str, data: bytes, mode: int) -> None:
+    """Replace ``path`` with ``data`` in one step, keeping its permission bits."""
+    directory = os.path.dirname(path) or "."
+    try:
+        descriptor, temporary = tempfile.mkstemp(
+            dir=directory, prefix=".mlsmoke-", suffix=".tmp"
+        )
+    except OSError as error:
+        raise BadPath(f"cannot write: {error.strerror}") from None
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, stat.S_IMODE(mode))
+        os.replace(temporary, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise BadPath(f"cannot write: {error.strerror}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
