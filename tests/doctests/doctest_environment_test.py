@@ -53,7 +53,8 @@ def test_a_dependency_missing_deeper_down_exits_2_naming_it(
     write(
         {
             "pkg/__init__.py": "",
-            "pkg/io.py": "import yaml_not_installed_anywhere\n",
+            # imported where the hook's static reading does not look
+            "pkg/io.py": "if True:\n    import yaml_not_installed_anywhere\n",
             "pkg/model.py": '">>> 1\\n1"\nfrom pkg import io\n',
         }
     )

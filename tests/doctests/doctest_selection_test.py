@@ -7,12 +7,12 @@ from pathlib import Path, PurePath
 import pytest
 
 from mlsmoke.doctests.modules import locate_module
-from mlsmoke.doctests.selection import (
+from mlsmoke.doctests.requirements import (
     example_imports,
-    is_excluded,
     module_level_imports,
     required_modules,
 )
+from mlsmoke.doctests.selection import is_excluded
 
 
 def touch(root: Path, *names: str) -> None:
@@ -79,11 +79,22 @@ def test_is_excluded(path: str, globs: list[str], excluded: bool) -> None:
 def test_module_level_imports_leave_out_optional_ones() -> None:
     source = (
         "import os, numpy.linalg\nfrom torch import nn\nfrom . import sibling\n"
+        "from ..core import base\n"
         "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n"
         "def f():\n    import pandas\n"
     )
-    assert module_level_imports(source) == {"os", "numpy", "torch"}
-    assert module_level_imports("def broken(:") == set()
+    assert set(module_level_imports(source, ["pkg", "sub"])) == {
+        "os",
+        "numpy.linalg",
+        "torch",
+        "torch.nn",
+        "pkg.sub",
+        "pkg.sub.sibling",
+        "pkg.core",
+        "pkg.core.base",
+    }
+    assert set(module_level_imports("from ... import x", ["pkg"])) == set()
+    assert set(module_level_imports("def broken(:", None)) == set()
 
 
 def test_example_imports_leave_out_skipped_lines() -> None:
@@ -93,7 +104,7 @@ def test_example_imports_leave_out_skipped_lines() -> None:
         ">>> import cupy  # doctest: +SKIP\n"
         "import pandas\n"
     )
-    assert example_imports(text) == {"numpy", "torch"}
+    assert set(example_imports(text)) == {"numpy", "torch.nn"}
 
 
 def test_required_modules_are_third_party_only(tmp_path: Path) -> None:
@@ -104,3 +115,18 @@ def test_required_modules_are_third_party_only(tmp_path: Path) -> None:
         / "README.md": ">>> import helpers\n>>> import numpy\n>>> import sys\n",
     }
     assert required_modules(files, tmp_path) == ["numpy", "torch"]
+
+
+def test_required_modules_follow_the_projects_own_imports(tmp_path: Path) -> None:
+    write = {
+        "src/app/__init__.py": "import lightning\n",
+        "src/app/data/__init__.py": "",
+        "src/app/data/io.py": "import yaml\nfrom ..model import Net\n",
+        "src/app/model.py": "from torch import nn\nclass Net: pass\n",
+        "src/app/unused.py": "import pandas\n",
+    }
+    for name, text in write.items():
+        touch(tmp_path, name)
+        (tmp_path / name).write_text(text)
+    readme = {tmp_path / "README.md": ">>> from app.data.io import load\n"}
+    assert required_modules(readme, tmp_path) == ["lightning", "torch", "yaml"]

@@ -19,13 +19,9 @@ from typing import NamedTuple
 from mlsmoke import interpreter
 from mlsmoke.config import find_project_root
 from mlsmoke.doctests.formatting import format_results
+from mlsmoke.doctests.requirements import required_modules
 from mlsmoke.doctests.results import FileResult, results_from_json
-from mlsmoke.doctests.selection import (
-    has_examples,
-    is_excluded,
-    is_runnable,
-    required_modules,
-)
+from mlsmoke.doctests.selection import has_examples, is_excluded, is_runnable
 from mlsmoke.doctests.settings import HOOK, Settings, load_settings
 from mlsmoke.errors import EXIT_FAILED, EXIT_OK, EnvironmentProblem, UsageError
 

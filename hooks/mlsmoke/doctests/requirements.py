@@ -1,0 +1,134 @@
+"""Which third-party modules the files under test need, found without importing them.
+
+The hook asks for an interpreter that can import these. They are the absolute imports
+at module level, and the imports of ``>>>`` lines, of the files and of the project's
+modules they import in turn. Imports under ``try``, ``if`` or inside functions are
+optional and left out, as are ``+SKIP`` examples, the standard library and the
+project's own modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from mlsmoke.doctests.documents import document_kind
+from mlsmoke.doctests.modules import locate_module, project_source_roots
+
+# A bound on the project modules followed, for huge monorepos.
+MAX_FOLLOWED_FILES = 2000
+
+_EXAMPLE_IMPORT = re.compile(
+    r"^[ \t]*>>>[ \t]+(?:import[ \t]+(?P<imported>[\w.]+)|from[ \t]+(?P<source>[\w.]+)"
+    r"[ \t]+import\b)(?P<rest>.*)$",
+    re.MULTILINE,
+)
+_NOT_THIRD_PARTY = frozenset(sys.stdlib_module_names) | {"__future__", "__main__"}
+
+
+def required_modules(files: dict[Path, str], root: Path) -> list[str]:
+    """The top-level third-party modules needed; ``files`` maps paths to their text."""
+    search_roots = _search_roots(list(files), root)
+    third_party: set[str] = set()
+    queue, seen = list(files.items()), set(files)
+    while queue and len(seen) < MAX_FOLLOWED_FILES:
+        path, text = queue.pop()
+        for dotted in imported_names(path, text, root):
+            top_level = dotted.partition(".")[0]
+            if top_level in _NOT_THIRD_PARTY:
+                continue
+            local = project_files(dotted, search_roots)
+            if local is None:
+                third_party.add(top_level)
+                continue
+            for found in local:
+                if found not in seen:
+                    seen.add(found)
+                    queue.append((found, found.read_text("utf-8", "replace")))
+    return sorted(third_party)
+
+
+def imported_names(path: Path, text: str, root: Path) -> Iterator[str]:
+    """The absolute dotted names the file imports, relative imports resolved."""
+    if document_kind(path.name) == "python":
+        yield from module_level_imports(text, _package_parts(path, root))
+    yield from example_imports(text)
+
+
+def module_level_imports(source: str, package: list[str] | None) -> Iterator[str]:
+    """Dotted names imported directly in the module's body.
+
+    ``package`` is the importing module's package, to resolve relative imports; ``from
+    a import b`` yields ``a`` and ``a.b``, since ``b`` may be a submodule.
+    """
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return  # the runner reports it when importing the file
+    for node in body:
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node.module or "", node.level, package)
+            if base:
+                yield base
+                yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def example_imports(text: str) -> Iterator[str]:
+    """Dotted names imported by ``>>>`` lines, except those skipped with +SKIP."""
+    for match in _EXAMPLE_IMPORT.finditer(text):
+        if "+SKIP" not in match["rest"]:
+            yield match["imported"] or match["source"]
+
+
+def project_files(dotted: str, search_roots: list[Path]) -> list[Path] | None:
+    """The project's files that importing ``dotted`` runs; None when it is not local."""
+    first, *rest = dotted.split(".")
+    for search_root in search_roots:
+        if not (
+            (search_root / f"{first}.py").is_file() or (search_root / first).is_dir()
+        ):
+            continue
+        found, directory = [], search_root
+        for part in [first, *rest]:
+            if (directory / part / "__init__.py").is_file():
+                found.append(directory / part / "__init__.py")
+            elif (directory / f"{part}.py").is_file():
+                found.append(directory / f"{part}.py")
+                break
+            elif not (directory / part).is_dir():
+                break
+            directory = directory / part
+        return found
+    return None
+
+
+def _search_roots(paths: list[Path], root: Path) -> list[Path]:
+    roots = project_source_roots(root)
+    for path in paths:
+        if document_kind(path.name) == "python":
+            location = locate_module(path, root)
+            roots += [location.search_root]
+            roots += [location.script_dir] if location.script_dir else []
+    return list(dict.fromkeys(roots))
+
+
+def _package_parts(path: Path, root: Path) -> list[str] | None:
+    name = locate_module(path, root).name
+    if not name:
+        return None
+    parts = name.split(".")
+    return parts if path.name == "__init__.py" else parts[:-1]
+
+
+def _absolute(module: str, level: int, package: list[str] | None) -> str:
+    if level == 0:
+        return module
+    if package is None or level > len(package):
+        return ""
+    base = package[: len(package) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
