@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 import lightning
 import torch
@@ -33,6 +34,7 @@ class OneBatch(lightning.LightningModule):
 
 
 def main(name: str, steps: int, lr: float) -> None:
+    started = time.perf_counter()
     torch.manual_seed(models.SEED)
     module = OneBatch(getattr(models, name)(), lr)
     batch = getattr(models, f"{name}_batch")()
@@ -48,7 +50,9 @@ def main(name: str, steps: int, lr: float) -> None:
         enable_model_summary=False,
     )
     trainer.fit(module, train_dataloaders=loader)
-    print(json.dumps({"steps": trainer.global_step, "final_loss": module.last_loss}))
+    seconds = time.perf_counter() - started
+    steps, loss = trainer.global_step, module.last_loss
+    print(json.dumps({"steps": steps, "final_loss": loss, "seconds": seconds}))
 
 
 if __name__ == "__main__":
