@@ -22,6 +22,7 @@ from mlsmoke.overfit.diagnoses import diagnose
 from mlsmoke.overfit.engine import resolve_target, train
 from mlsmoke.overfit.evidence import GateRun, ProjectProblem
 from mlsmoke.overfit.optimizers import optimizer_factory
+from mlsmoke.overfit.result import verdict_of
 from mlsmoke.overfit.settings import DEFAULT_LR, GateSettings
 
 ADAM = optimizer_factory("adam", None, DEFAULT_LR["adam"])
@@ -124,11 +125,11 @@ def test_ratio_of_a_negative_initial_loss_is_a_config_problem():
     assert raised.value.config_key == "target-ratio"
 
 
-def test_probe_trains_again_with_other_options_and_diagnoses_answer():
+def test_probe_trains_again_with_other_options_and_a_diagnosis_answers():
     evidence = run(MLP, mlp_batch, mlp_loss, lr=1e-6, max_steps=20)
     settings = GateSettings(name="default", model="m:f", batch="b:f", max_steps=20)
     gate = GateRun(settings, evidence, MLP, mlp_batch, mlp_loss, ADAM)
-    assert diagnose(gate).code == "not-memorized"
+    assert verdict_of(diagnose(gate).code) == "fail"
     probe = gate.probe(lr=1e-2, max_steps=200, dtype="float64")
     assert probe.reached and probe.dtype == "float64"
-    assert probe.target == evidence.target and gate.probes == [probe]
+    assert probe.target == evidence.target and gate.probes[-1] is probe

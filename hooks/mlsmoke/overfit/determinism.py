@@ -35,7 +35,7 @@ def deterministic(seed: int) -> Iterator[None]:
         torch.manual_seed(seed)
         if numpy is not None:
             numpy.random.seed(seed)
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        _use_deterministic_algorithms(True, warn_only=True)
         torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False
         try:
@@ -44,9 +44,18 @@ def deterministic(seed: int) -> Iterator[None]:
             random.setstate(python_state)
             if numpy is not None:
                 numpy.random.set_state(numpy_state)
-            torch.use_deterministic_algorithms(flags[0], warn_only=flags[1])
+            _use_deterministic_algorithms(flags[0], warn_only=flags[1])
             torch.backends.cudnn.deterministic = flags[2]
             torch.backends.cudnn.benchmark = flags[3]
+
+
+def _use_deterministic_algorithms(mode: bool, warn_only: bool) -> None:
+    """torch.use_deterministic_algorithms without importing torch._inductor (2 s on a
+    small CPU) when the project does not use it."""
+    inductor = sys.modules.get("torch._inductor.config")
+    if inductor is not None:
+        inductor.deterministic = mode
+    torch._C._set_deterministic_algorithms(mode, warn_only=warn_only)
 
 
 def _cuda_devices() -> list[int]:

@@ -20,9 +20,11 @@ from mlsmoke.overfit.determinism import deterministic
 from mlsmoke.overfit.device import (
     batch_to,
     classify_cuda_error,
+    limit_cpu_threads,
     memory_figures,
     placement,
     release_cuda_memory,
+    restore_cpu_threads,
     tensors_in,
 )
 from mlsmoke.overfit.evidence import OUT_OF_MEMORY, Evidence, ProjectProblem
@@ -83,6 +85,7 @@ def train(
             _record_error(evidence, phase.name, error, state, loss_fn)
         finally:
             evidence.seconds = time.perf_counter() - started
+            restore_cpu_threads(state.get("threads"))
             state.clear()
             if evidence.cuda_error:
                 release_cuda_memory(device)
@@ -107,6 +110,7 @@ def _loop(
     dtype = getattr(torch, evidence.dtype)
     phase.name = "model"
     model = state["model"] = _build_model(model_factory, evidence, dtype)
+    state["threads"] = limit_cpu_threads(evidence.device, evidence.parameter_count)
     phase.name = "batch"
     batch = state["batch"] = _build_batch(batch_factory, evidence, dtype)
     phase.name = "optimizer"

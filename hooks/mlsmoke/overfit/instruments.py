@@ -21,7 +21,9 @@ import mlsmoke
 
 _MLSMOKE_DIR = str(Path(mlsmoke.__file__).resolve().parent)
 # torch's own dispatch frames between a module call and its forward: noise to users.
-_NOISE = (("torch/nn/modules/module.py", ("_call_impl", "_wrapped_call_impl")),)
+_NOISE = (
+    ("torch/nn/modules/module.py", ("_call_impl", "_wrapped_call_impl", "inner")),
+)
 
 
 class ModuleTrace:

@@ -131,6 +131,7 @@ class GateSettings:
     watch: list[str] = field(default_factory=lambda: list(DEFAULT_WATCH))
     python: str | None = None
     tier: str = DEFAULT_TIER
+    where: str = "config"  # "api": keys are check()'s arguments
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -141,7 +142,9 @@ class GateSettings:
         return cls(**{k: v for k, v in data.items() if k in names})
 
     def key_path(self, key: str) -> str:
-        """Where ``key`` of this gate lives in pyproject.toml."""
+        """Where ``key`` of this gate is set: pyproject.toml, or check()'s arguments."""
+        if self.where == "api":
+            return f"check() argument {key.replace('-', '_')}"
         table = TABLE if self.name == SINGLE_GATE else f"{TABLE}.{self.name}"
         return f"{table}.{key}"
 

@@ -1,0 +1,129 @@
+"""The Python API: ``mlsmoke.overfit.check(model, batch, loss=None, **options)``.
+
+The same engine, diagnoses and checks as the hook, in the caller's own process, so a
+project can keep a memorization test in ``tests/``::
+
+    from mlsmoke.overfit import check
+
+    def test_model_memorizes_one_batch():
+        result = check(MyModel(), next(iter(loader)))
+        assert result.passed, result.report()
+
+The model is copied for every run (the caller's instance is never trained); RNG states
+and torch's deterministic flags are restored afterwards.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+
+from mlsmoke import config
+from mlsmoke.overfit import settings as schema
+from mlsmoke.overfit.gate import run_gate
+from mlsmoke.overfit.result import Result
+
+API_GATE = "check"
+
+
+def check(
+    model: torch.nn.Module | Callable[[], torch.nn.Module],
+    batch: Any,
+    loss: Callable[[Any, Any], torch.Tensor] | None = None,
+    *,
+    optimizer: str | Callable[[Any], torch.optim.Optimizer] = "adam",
+    lr: float | None = None,
+    max_steps: int | None = None,
+    target_loss: float | None = None,
+    target_ratio: float | None = None,
+    device: str = "auto",
+    seed: int = 0,
+    timeout: float | None = None,
+    tier: str = schema.DEFAULT_TIER,
+) -> Result:
+    """Train a copy of ``model`` on ``batch`` until the loss reaches its target.
+
+    ``model`` is a module or a zero-argument callable building one; ``batch`` is a batch
+    or a zero-argument callable returning one; ``loss(model, batch)`` is optional, as in
+    ``[tool.mlsmoke.overfit]``. The other options are that table's keys, with the same
+    defaults for ``tier``. Returns the Result (``result.passed``, ``result.report()``).
+    """
+    options = {
+        "optimizer": optimizer if isinstance(optimizer, str) else "adam",
+        "lr": lr,
+        "max-steps": max_steps,
+        "target-loss": target_loss,
+        "target-ratio": target_ratio,
+        "device": device,
+        "seed": seed,
+        "timeout": timeout,
+    }
+    settings = _settings(options, tier)
+    factories: dict[str, Callable[..., Any]] = {
+        "model": _model_factory(model),
+        "batch": _batch_factory(batch),
+    }
+    if loss is not None:
+        factories["loss"] = loss
+    if not isinstance(optimizer, str):
+        factories["optimizer"] = optimizer
+        settings.optimizer, settings.lr = "custom", lr
+    result, _ = run_gate(settings, factories=factories)
+    return result
+
+
+def _settings(options: dict[str, Any], tier: str) -> schema.GateSettings:
+    if tier not in schema.TIER_DEFAULTS:
+        raise config.ConfigError(
+            f"tier: expected one of {', '.join(schema.TIER_DEFAULTS)}, got {tier!r}"
+        )
+    given = {key: value for key, value in options.items() if value is not None}
+    if "target-loss" in given and "target-ratio" not in given:
+        given["target-ratio"] = None
+    table = {**schema.TIER_DEFAULTS[tier], **given}
+    checked = {k: v for k, v in table.items() if v is not None}
+    parsed = config.validate(checked, _API_SCHEMA, "check()")
+    name = parsed["optimizer"] or "adam"
+    return schema.GateSettings(
+        name=API_GATE,
+        model="<api>",
+        batch="<api>",
+        optimizer=name,
+        lr=parsed["lr"] or schema.DEFAULT_LR.get(name),
+        max_steps=parsed["max-steps"],
+        target_loss=parsed["target-loss"],
+        target_ratio=table.get("target-ratio"),
+        device=parsed["device"] or "auto",
+        seed=parsed["seed"] or 0,
+        timeout=parsed["timeout"],
+        tier=tier,
+        where="api",
+    )
+
+
+_API_SCHEMA = {
+    key: value
+    for key, value in schema.GATE_SCHEMA.items()
+    if key not in ("model", "batch", "loss", "watch", "python")
+}
+
+
+def _model_factory(model: Any) -> Callable[[], Any]:
+    if isinstance(model, torch.nn.Module):
+        return lambda: copy.deepcopy(model)
+    if callable(model):
+        return model
+    raise config.ConfigError(
+        f"model: expected a torch.nn.Module or a callable returning one,"
+        f" got {type(model).__name__}"
+    )
+
+
+def _batch_factory(batch: Any) -> Callable[[], Any]:
+    is_data = isinstance(batch, (torch.Tensor, Mapping, Sequence))
+    if callable(batch) and not is_data:
+        return batch
+    return lambda: batch

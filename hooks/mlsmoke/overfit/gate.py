@@ -1,0 +1,179 @@
+"""One gate, start to verdict, inside the project's interpreter: load the factories,
+pick the device, train, re-run CUDA errors on the CPU, diagnose, and run the checks."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from mlsmoke.overfit import instruments
+from mlsmoke.overfit.checks import run_checks
+from mlsmoke.overfit.device import resolve_device
+from mlsmoke.overfit.diagnoses import diagnose
+from mlsmoke.overfit.engine import StepCallback, train
+from mlsmoke.overfit.evidence import (
+    DEVICE_ASSERT,
+    ILLEGAL_MEMORY_ACCESS,
+    Evidence,
+    GateRun,
+    ProjectProblem,
+)
+from mlsmoke.overfit.optimizers import optimizer_factory
+from mlsmoke.overfit.result import CONFIG_ERROR, Diagnosis, Result
+from mlsmoke.overfit.settings import DEFAULT_LR, OPTIMIZERS, GateSettings
+
+RERUN_ON_CPU = (DEVICE_ASSERT, ILLEGAL_MEMORY_ACCESS)
+
+
+class FactoryImportError(Exception):
+    """A ``package.module:callable`` key that does not resolve; names the key."""
+
+    def __init__(self, key: str, message: str, traceback: str | None = None):
+        super().__init__(message)
+        self.key, self.traceback = key, traceback
+
+
+def load_callable(spec: str, key: str) -> Callable[..., Any]:
+    """The callable ``spec`` ("package.module:attr.path") names."""
+    module_name, _, attribute = spec.partition(":")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name and module_name.startswith(error.name):
+            raise FactoryImportError(
+                key,
+                f"cannot import {module_name!r} (no module named {error.name!r}) from"
+                f" the project root or {sys.executable}",
+            ) from None
+        raise _import_failure(key, module_name, error) from None
+    except Exception as error:
+        raise _import_failure(key, module_name, error) from None
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise FactoryImportError(
+                key, f"module {module_name!r} has no {attribute!r}"
+            )
+        target = getattr(target, part)
+    if not callable(target):
+        raise FactoryImportError(
+            key, f"{spec} is a {type(target).__name__}, not callable"
+        )
+    return target
+
+
+def _import_failure(key: str, module: str, error: Exception) -> FactoryImportError:
+    return FactoryImportError(
+        key,
+        f"importing {module!r} raised {type(error).__name__}: {error}",
+        instruments.user_traceback(error),
+    )
+
+
+def run_gate(
+    settings: GateSettings,
+    device: str | None = None,
+    on_step: StepCallback | None = None,
+    factories: dict[str, Callable[..., Any]] | None = None,
+) -> tuple[Result, GateRun | None]:
+    """The gate's Result; ``factories`` (model, batch, loss, optimizer) replace the
+    configured specs (the Python API passes objects, not import paths)."""
+    try:
+        loaded = factories if factories is not None else _load_factories(settings)
+        resolved_device = resolve_device(device or settings.device)
+    except FactoryImportError as error:
+        return _config_error(settings, error.key, str(error), error.traceback), None
+    except ProjectProblem as error:
+        key = "--device" if device else settings.key_path("device")
+        return _config_error(settings, None, f"{key}: {error}"), None
+    build_optimizer = _optimizer_factory(settings, loaded.get("optimizer"))
+    evidence = _train(settings, loaded, build_optimizer, resolved_device, on_step)
+    if evidence.cuda_error in RERUN_ON_CPU:
+        on_cpu = _train(settings, loaded, build_optimizer, "cpu", on_step)
+        if on_cpu.error is not None:
+            on_cpu.rerun_of = evidence
+            evidence = on_cpu
+    run = GateRun(
+        settings,
+        evidence,
+        loaded["model"],
+        loaded["batch"],
+        loaded.get("loss"),
+        build_optimizer,
+    )
+    return _result(settings, evidence, diagnose(run), _warnings(run)), run
+
+
+def _warnings(run: GateRun) -> list:
+    try:
+        return run_checks(run)
+    except Exception:  # a broken check must not hide the verdict
+        return []
+
+
+def _load_factories(settings: GateSettings) -> dict[str, Callable[..., Any]]:
+    loaded = {
+        "model": load_callable(settings.model, settings.key_path("model")),
+        "batch": load_callable(settings.batch, settings.key_path("batch")),
+    }
+    if settings.loss is not None:
+        loaded["loss"] = load_callable(settings.loss, settings.key_path("loss"))
+    if settings.optimizer not in OPTIMIZERS:
+        loaded["optimizer"] = load_callable(
+            settings.optimizer, settings.key_path("optimizer")
+        )
+    return loaded
+
+
+def _optimizer_factory(settings: GateSettings, project: Callable | None) -> Callable:
+    name = settings.optimizer if settings.optimizer in OPTIMIZERS else "adam"
+    return optimizer_factory(name, project, DEFAULT_LR[name])
+
+
+def _train(
+    settings: GateSettings,
+    loaded: dict[str, Callable[..., Any]],
+    build_optimizer: Callable,
+    device: str,
+    on_step: StepCallback | None,
+) -> Evidence:
+    return train(
+        loaded["model"],
+        loaded["batch"],
+        loaded.get("loss"),
+        build_optimizer,
+        lr=settings.lr,
+        max_steps=settings.max_steps,
+        target_loss=settings.target_loss,
+        target_ratio=settings.target_ratio,
+        device=device,
+        timeout=settings.timeout,
+        seed=settings.seed,
+        on_step=on_step,
+    )
+
+
+def _result(
+    settings: GateSettings, evidence: Evidence, diagnosis: Diagnosis, warnings: list
+) -> Result:
+    return Result(
+        gate=settings.name,
+        diagnosis=diagnosis,
+        warnings=warnings,
+        device=evidence.device,
+        steps=evidence.steps,
+        initial_loss=evidence.initial_loss,
+        final_loss=evidence.final_loss,
+        target=evidence.target,
+        losses=list(evidence.losses),
+        seconds=round(evidence.seconds, 3),
+    )
+
+
+def _config_error(
+    settings: GateSettings, key: str | None, message: str, traceback: str | None = None
+) -> Result:
+    summary = f"{key}: {message}" if key else message
+    evidence = [traceback] if traceback else []
+    return Result(settings.name, Diagnosis(CONFIG_ERROR, summary, evidence))
