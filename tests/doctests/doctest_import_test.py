@@ -100,3 +100,41 @@ def test_excluded_files_are_skipped(project: Path, write, doctest) -> None:
     with (project / "pyproject.toml").open("a") as file:
         file.write('[tool.mlsmoke.doctest]\nexclude = ["legacy"]\n')
     assert doctest("legacy/old.py", "new.py") == (0, "")
+
+
+def test_an_object_that_breaks_doctests_finder_fails_only_its_file(
+    write, doctest
+) -> None:
+    write(
+        {
+            "good.py": '">>> 1\\n1"\n',
+            "proxy.py": '''\
+                """
+                >>> 1
+                1
+                """
+
+
+                class Proxy:
+                    def __getattr__(self, name):
+                        raise RuntimeError(f"no attribute {name} before connect()")
+
+
+                proxy = Proxy()
+                ''',
+        }
+    )
+    code, output = doctest("good.py", "proxy.py")
+    assert code == 1
+    assert output.startswith("proxy.py: cannot run the examples\n")
+    assert "RuntimeError: no attribute __wrapped__ before connect()" in output
+
+
+def test_a_document_that_is_not_utf8_fails_only_itself(
+    project: Path, write, doctest
+) -> None:
+    (project / "latin1.md").write_bytes(b"```python\n>>> 'caf\xe9'\n```\n")
+    write({"good.md": "```python\n>>> 1\n1\n```\n"})
+    code, output = doctest("latin1.md", "good.md")
+    assert code == 1
+    assert output.startswith("latin1.md: cannot read the file\n    'utf-8' codec")

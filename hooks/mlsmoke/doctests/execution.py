@@ -65,14 +65,16 @@ def run_files(
 
 
 def _run_file(shown: str, path: Path, root: Path, optionflags: int) -> FileResult:
-    kind = document_kind(path.name)
     runner = CollectingRunner(optionflags)
+    is_python = document_kind(path.name) == "python"
     try:
-        tests = _module_tests(path, root) if kind == "python" else _document_tests(path)
+        for test in _module_tests(path, root) if is_python else _document_tests(path):
+            runner.run(test, out=lambda text: None, clear_globs=True)
     except FileFailureError as error:
-        return FileResult(shown, 0, [], error.failure)
-    for test in tests:
-        runner.run(test, out=lambda text: None, clear_globs=True)
+        return FileResult(shown, runner.tries, runner.collected, error.failure)
+    except Exception as error:  # odd objects can break doctest's finder: fail one file
+        failure = FileFailure("cannot run the examples", _error_text(error), "")
+        return FileResult(shown, runner.tries, runner.collected, failure)
     return FileResult(shown, runner.tries, runner.collected, None)
 
 
@@ -92,7 +94,10 @@ def _module_tests(path: Path, root: Path) -> list[doctest.DocTest]:
 
 
 def _document_tests(path: Path) -> list[doctest.DocTest]:
-    text = example_text(path.read_text(encoding="utf-8"), document_kind(path.name))
+    try:
+        text = example_text(path.read_text(encoding="utf-8"), document_kind(path.name))
+    except (OSError, UnicodeDecodeError) as error:
+        raise FileFailureError(FileFailure("cannot read the file", str(error), ""))
     parser = doctest.DocTestParser()
     globs = {"__name__": "__main__", "__file__": str(path)}
     try:
@@ -136,9 +141,13 @@ def _script_name(path: Path) -> str:
 
 
 def _import_failure(name: str, error: BaseException, root: Path) -> FileFailure:
-    text = _project_traceback(error.__traceback__)
-    text += "".join(traceback.format_exception_only(type(error), error))
+    text = _error_text(error)
     return FileFailure(f"cannot import {name}", text, _missing_dependency(error, root))
+
+
+def _error_text(error: BaseException) -> str:
+    text = _project_traceback(error.__traceback__)
+    return text + "".join(traceback.format_exception_only(type(error), error))
 
 
 def _missing_dependency(error: BaseException, root: Path) -> str:
