@@ -74,7 +74,7 @@ def _indent(text: str) -> str:
 
 
 def _is_long(text: str) -> bool:
-    return text.count("\n") > LONG_OUTPUT_LINES
+    return len(text.splitlines()) > LONG_OUTPUT_LINES
 
 
 def _plural(count: int, word: str) -> str:
