@@ -1,7 +1,8 @@
-"""The registry of checks: each reads a GateRun and returns warnings (maybe none).
+"""The registry of checks: warnings shown whether the gate passes or fails.
 
-Checks run whether the gate passes or fails. A new check is a new module here plus a
-line in REGISTRY.
+Each check is a module with ``CODE`` and ``check(run) -> list[Warning]``. They look at
+a fresh model and batch (``overfit/probes.py``) and never change the verdict. A new
+warning is a new module here plus a line in REGISTRY.
 """
 
 from __future__ import annotations
@@ -9,15 +10,33 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mlsmoke.overfit.checks import (
+    batch_mixing,
+    degenerate_batch,
+    dropout_active,
+    init_loss,
+)
+
 if TYPE_CHECKING:
     from mlsmoke.overfit.evidence import GateRun
     from mlsmoke.overfit.result import Warning
 
 Check = Callable[["GateRun"], "list[Warning]"]
 
-REGISTRY: list[Check] = []
+REGISTRY: list[Check] = [
+    init_loss.check,
+    degenerate_batch.check,
+    batch_mixing.check,
+    dropout_active.check,
+]
 
 
 def run_checks(run: GateRun) -> list[Warning]:
-    """Every check's warnings for ``run``, in REGISTRY order."""
-    return [warning for check in REGISTRY for warning in check(run)]
+    """Every check's warnings, in REGISTRY order; a check that breaks says nothing."""
+    warnings: list[Warning] = []
+    for check in REGISTRY:
+        try:
+            warnings += check(run)
+        except Exception:  # a check must never turn a verdict into a crash
+            continue
+    return warnings

@@ -12,9 +12,21 @@ from typing import TYPE_CHECKING, Protocol
 
 from mlsmoke.overfit.diagnoses import (
     config_error,
+    data_error,
+    label_range_error,
+    lr_too_high,
+    lr_too_low,
     memorized,
+    no_gradient,
+    non_finite,
+    nondeterministic_batch,
+    not_learning,
     not_memorized,
+    out_of_memory,
+    shape_error,
+    too_slow,
     train_error,
+    wrong_objective,
 )
 
 if TYPE_CHECKING:
@@ -30,7 +42,21 @@ class Diagnoser(Protocol):
 
 REGISTRY: list[Diagnoser] = [
     memorized.diagnose,
+    wrong_objective.diagnose,  # before config-error: it explains a negative init loss
     config_error.diagnose,
+    # make it run: the errors, most specific first
+    out_of_memory.diagnose,
+    label_range_error.diagnose,
+    data_error.diagnose,
+    shape_error.diagnose,
+    no_gradient.diagnose,
+    # it runs but does not memorize: cheap evidence first, then the probes
+    nondeterministic_batch.diagnose,
+    lr_too_high.diagnose,
+    non_finite.diagnose,
+    lr_too_low.diagnose,
+    too_slow.diagnose,
+    not_learning.diagnose,
     train_error.diagnose,
     not_memorized.diagnose,
 ]

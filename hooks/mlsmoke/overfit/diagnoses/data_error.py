@@ -1,0 +1,78 @@
+"""``data-error``: the batch is not what the model or the loss takes.
+
+Strings or lists instead of tensors, the wrong dtype for an embedding or a loss, missing
+or misnamed keys, token ids beyond the vocabulary. Says which field and what it holds.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mlsmoke.overfit import probes
+from mlsmoke.overfit.diagnoses import _errors
+from mlsmoke.overfit.diagnoses._codes import diagnoser
+from mlsmoke.overfit.evidence import GateRun
+from mlsmoke.overfit.result import Diagnosis
+
+CODE = "data-error"
+
+_KINDS = (
+    (r"must be Tensor, not (\w+)", "a {0} where a tensor is needed"),
+    (r"unexpected keyword argument '(\w+)'", "a key the model does not take: {0!r}"),
+    (r"missing \d+ required positional argument[s]?: (.+)", "a missing key: {0}"),
+    (r"'indices' to have one of the following scalar types", "float token ids"),
+    (r"index out of range in self", "ids beyond an embedding's size"),
+    (r"expected target dtype to be (\w+)", "targets of the wrong dtype"),
+    (r"expected scalar type (\w+) but found (\w+)", "{1} data where {0} is needed"),
+    (r"must have the same dtype", "inputs of the wrong dtype"),
+    (r"found dtype (\w+) but expected (\w+)", "{0} data where {1} is needed"),
+    (r"not implemented for '(\w+)'", "data of dtype {0} the operation cannot take"),
+)
+
+SUGGESTIONS = [
+    "check the dataset's inputs first: numbers in tensors, not raw text or lists",
+    "make the batch collate: tensorize and pad fields (a collator or torch.stack)",
+    "class indices and token ids are int64 (torch.long); inputs are float",
+    "name batch keys exactly as the model's forward() arguments",
+]
+
+
+@diagnoser(CODE)
+def diagnose(run: GateRun) -> Diagnosis | None:
+    evidence = run.evidence
+    if not _errors.is_torch_error(evidence) or evidence.phase not in (
+        "forward",
+        "loss",
+    ):
+        return None
+    kind = _data_problem(str(evidence.error))
+    if kind is None and not isinstance(evidence.error, KeyError):
+        return None
+    kind = kind or f"a missing key: {evidence.error}"
+    lines = [f"{_errors.where(evidence)} raised {_errors.raised(evidence)}"]
+    lines += _field_lines(run)
+    return Diagnosis(
+        CODE,
+        f"the batch holds {kind} ({_errors.where(evidence)})",
+        lines,
+        SUGGESTIONS,
+    )
+
+
+def _data_problem(text: str) -> str | None:
+    for pattern, template in _KINDS:
+        found = re.search(pattern, text, flags=re.IGNORECASE)
+        if found:
+            return template.format(*found.groups())
+    return None
+
+
+def _field_lines(run: GateRun) -> list[str]:
+    try:
+        batch = probes.fresh_batch(run)
+    except Exception:
+        return []
+    return [
+        f"batch field {name}: {probes.describe_value(value)}"
+        for name, value in probes.batch_fields(batch)
+    ]

@@ -1,0 +1,45 @@
+"""``lr-too-high``: the loss rises, explodes or oscillates at the configured learning
+rate, and a short probe at a lower one memorizes. Reports the lr that worked."""
+
+from __future__ import annotations
+
+import math
+
+from mlsmoke.overfit import curve, probes
+from mlsmoke.overfit.diagnoses._codes import diagnoser
+from mlsmoke.overfit.evidence import GateRun
+from mlsmoke.overfit.result import Diagnosis
+
+CODE = "lr-too-high"
+UNSTABLE = (curve.RISING, curve.EXPLODING, curve.OSCILLATING)
+
+
+@diagnoser(CODE)
+def diagnose(run: GateRun) -> Diagnosis | None:
+    evidence = run.evidence
+    if evidence.error is not None or evidence.reached or len(evidence.losses) < 2:
+        return None
+    if not math.isfinite(evidence.losses[0]):
+        return None  # broken at init: no learning rate is involved yet
+    reading = curve.classify_curve(evidence.losses, evidence.target)
+    if reading.shape not in UNSTABLE:
+        return None
+    sweep = probes.lr_sweep(run, probes.LOWER_LR_FACTORS)
+    working = probes.memorizing_probe(sweep)
+    if working is None:
+        return None
+    lines = [f"at lr {evidence.lr:g}: {reading.reason}"]
+    lines += [probes.describe_lr_result(probe) for probe in sweep]
+    return Diagnosis(
+        CODE,
+        f"the learning rate {evidence.lr:g} is too high: the loss is {reading.shape};"
+        f" at lr {working.lr:g} it memorized in {working.steps} steps",
+        lines,
+        [
+            f"set lr = {working.lr:g} (or lower) in [tool.mlsmoke.overfit], and in"
+            " training",
+            "use a warmup, or clip gradients (torch.nn.utils.clip_grad_norm_)",
+            "if a lower lr only delays the problem, look for a numerical issue"
+            " (normalization, log of zero)",
+        ],
+    )

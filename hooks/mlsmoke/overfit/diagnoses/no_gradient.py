@@ -1,0 +1,127 @@
+"""``no-gradient``: parameters that get no gradient, or a loss that does not depend on
+the parameters at all.
+
+Causes: frozen with ``requires_grad=False``; detached by ``.detach()``, ``.data``,
+``.item()`` or a ``torch.no_grad()`` inside forward; modules never used. Lists them by
+name, with their share of all parameters.
+"""
+
+from __future__ import annotations
+
+from mlsmoke.overfit import curve, probes
+from mlsmoke.overfit.diagnoses import _errors
+from mlsmoke.overfit.diagnoses._codes import diagnoser
+from mlsmoke.overfit.evidence import Evidence, GateRun, ProjectProblem
+from mlsmoke.overfit.result import Diagnosis
+
+CODE = "no-gradient"
+SHOWN = 6
+
+_DISCONNECTED = (
+    "does not require grad and does not have a grad_fn",
+    "optimizer got an empty parameter list",
+)
+
+SUGGESTIONS = [
+    "unfreeze what should train: requires_grad=True (or freeze only what you meant to)",
+    "remove .detach(), .data, .item() and torch.no_grad() from the forward pass and the"
+    " loss",
+    "make sure every module you build is called in forward, and its result is used",
+]
+
+
+@diagnoser(CODE)
+def diagnose(run: GateRun) -> Diagnosis | None:
+    evidence = run.evidence
+    if _loss_is_disconnected(evidence):
+        return _disconnected_loss(run)
+    if evidence.error is not None or evidence.reached or len(evidence.losses) < 2:
+        return None
+    shape = curve.classify_curve(evidence.losses, evidence.target).shape
+    if shape not in (curve.PLATEAU, curve.FALLING_TOO_SLOWLY):
+        return None
+    causes = gradless_parameters(evidence)
+    if not causes:
+        return None
+    sizes = probes.parameter_sizes(run)
+    names = [name for group in causes.values() for name in group]
+    lines = [_share(names, sizes)]
+    for cause, group in causes.items():
+        lines.append(f"{cause}: {_listed(group)}")
+    lines.append(f"the loss went {evidence.losses[0]:.4g} -> {evidence.losses[-1]:.4g}")
+    return Diagnosis(
+        CODE,
+        f"{len(names)} of {len(evidence.requires_grad)} parameter tensors get no"
+        f" gradient ({_percent(names, sizes)} of the weights)",
+        lines,
+        SUGGESTIONS,
+    )
+
+
+def gradless_parameters(evidence: Evidence) -> dict[str, list[str]]:
+    """Parameters without a gradient after the first backward, grouped by cause."""
+    used = set(evidence.module_order)
+    causes: dict[str, list[str]] = {}
+    for name, trainable in evidence.requires_grad.items():
+        if not trainable:
+            cause = "frozen (requires_grad=False)"
+        elif evidence.first_grads.get(name, 0.0) is not None:
+            continue
+        elif name.rpartition(".")[0] not in used:
+            cause = "in modules never called by forward"
+        else:
+            cause = "cut from the loss (.detach(), .data or torch.no_grad())"
+        causes.setdefault(cause, []).append(name)
+    return causes
+
+
+def _loss_is_disconnected(evidence: Evidence) -> bool:
+    error = evidence.error
+    if isinstance(error, ProjectProblem):
+        return error.code == "loss-no-grad"
+    return error is not None and _errors.mentions(evidence, _DISCONNECTED)
+
+
+def _disconnected_loss(run: GateRun) -> Diagnosis:
+    evidence = run.evidence
+    frozen = [name for name, on in evidence.requires_grad.items() if not on]
+    lines = [_errors.raised(evidence)]
+    if frozen and len(frozen) == len(evidence.requires_grad):
+        lines.append(
+            f"every parameter is frozen (requires_grad=False): {_listed(frozen)}"
+        )
+    elif frozen:
+        lines.append(f"frozen (requires_grad=False): {_listed(frozen)}")
+    else:
+        lines.append(
+            "every parameter is trainable, so the graph is cut between them and the"
+            " loss: .item(), .detach(), .data, torch.tensor(...) or torch.no_grad()"
+        )
+    return Diagnosis(
+        CODE,
+        "the loss does not depend on any trainable parameter",
+        lines,
+        SUGGESTIONS,
+    )
+
+
+def _share(names: list[str], sizes: dict[str, int]) -> str:
+    total = sum(sizes.values())
+    if not total:
+        return f"{len(names)} parameter tensors get no gradient"
+    count = sum(sizes.get(name, 0) for name in names)
+    return f"{count:,} of {total:,} weights get no gradient ({_percent(names, sizes)})"
+
+
+def _percent(names: list[str], sizes: dict[str, int]) -> str:
+    total = sum(sizes.values())
+    if not total:
+        return "an unknown share"
+    return f"{100 * sum(sizes.get(name, 0) for name in names) / total:.0f}%"
+
+
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:SHOWN])
+    if len(names) > SHOWN:
+        shown += f", and {len(names) - SHOWN} more"
+    return shown

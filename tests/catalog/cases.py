@@ -1,0 +1,401 @@
+"""The catalog: correct models that must pass, and real training bugs that must fail
+with the right diagnosis code (and warnings that must show).
+
+Each case names its model factory, batch factory, optional loss callable and gate
+options, as a project would in ``[tool.mlsmoke.overfit]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.nn import functional as F
+
+from . import bugs, models
+
+MEMORIZED = "memorized"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    architecture: str
+    model: Callable[[], torch.nn.Module]
+    batch: Callable[[], Any]
+    code: str = MEMORIZED
+    loss: Callable[[Any, Any], Any] | None = None
+    optimizer: Callable[[Any], Any] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    warnings: frozenset[str] = frozenset()
+    bug: str = ""
+
+    @property
+    def kind(self) -> str:
+        if self.code != MEMORIZED:
+            return "bug"
+        return "warning" if self.warnings else "correct"
+
+
+def _mse(model: torch.nn.Module, batch: tuple) -> torch.Tensor:
+    x, y = batch
+    return F.mse_loss(model(x), y)
+
+
+def regression_batch() -> tuple[torch.Tensor, torch.Tensor]:
+    x, _ = models.classification_batch()
+    return x, torch.randn(len(x), models.CLASSES, generator=models._generator())
+
+
+def bert_with_frozen_embeddings() -> models.TinyBertForSequenceClassification:
+    model = models.TinyBertForSequenceClassification()
+    model.embeddings.weight.requires_grad_(False)  # pretrained and frozen on purpose
+    return model
+
+
+MLP = "MLP"
+CNN = "CNN"
+GRU = "GRU"
+LSTM = "LSTM"
+LM = "transformer LM"
+HF = "HF-style (**batch)"
+LINEAR = "linear regression"
+
+CORRECT = [
+    Case(
+        "mlp",
+        MLP,
+        models.MLPClassifier,
+        models.classification_batch,
+        loss=models.cross_entropy,
+    ),
+    Case("mlp-regression", MLP, models.MLPClassifier, regression_batch, loss=_mse),
+    Case(
+        "mlp-sgd",
+        MLP,
+        models.MLPClassifier,
+        models.classification_batch,
+        loss=models.cross_entropy,
+        options={"optimizer": "sgd", "lr": 0.1},
+    ),
+    Case("cnn", CNN, models.CNNClassifier, models.image_batch),
+    Case(
+        "cnn-batchnorm",
+        CNN,
+        models.CNNWithBatchNorm,
+        models.image_batch,
+        loss=models.cross_entropy,
+    ),
+    Case(
+        "gru",
+        GRU,
+        models.GRUClassifier,
+        models.sequence_batch,
+        loss=models.cross_entropy,
+    ),
+    Case("lstm", LSTM, models.LSTMClassifier, models.sequence_batch),
+    Case("gpt", LM, models.TinyGPT, models.token_batch),
+    Case("bert", HF, models.TinyBertForSequenceClassification, models.text_batch),
+    Case("bert-frozen-embeddings", HF, bert_with_frozen_embeddings, models.text_batch),
+]
+
+BUGS = [
+    # make it run
+    Case(
+        "mlp-labels-beyond-logits",
+        MLP,
+        models.MLPClassifier,
+        bugs.labels_beyond_logits,
+        "label-range-error",
+        loss=models.cross_entropy,
+        bug="labels 0..4 for a model with 4 outputs",
+    ),
+    Case(
+        "bert-num-labels",
+        HF,
+        lambda: models.TinyBertForSequenceClassification(num_labels=2),
+        bugs.text_batch_three_labels,
+        "label-range-error",
+        bug="num_labels=2 for labels 0..2",
+    ),
+    Case(
+        "bert-input-ids-as-lists",
+        HF,
+        models.TinyBertForSequenceClassification,
+        bugs.text_batch_of_lists,
+        "data-error",
+        bug="input_ids left as Python lists",
+    ),
+    Case(
+        "bert-misnamed-labels",
+        HF,
+        models.TinyBertForSequenceClassification,
+        bugs.text_batch_misnamed_labels,
+        "data-error",
+        bug="batch key 'label' for forward(labels=...)",
+    ),
+    Case(
+        "gpt-float-token-ids",
+        LM,
+        models.TinyGPT,
+        bugs.float_token_batch,
+        "data-error",
+        bug="token ids as float",
+    ),
+    Case(
+        "mlp-float-class-targets",
+        MLP,
+        models.MLPClassifier,
+        bugs.float_class_targets,
+        "data-error",
+        loss=models.cross_entropy,
+        bug="class indices as float for cross_entropy",
+    ),
+    Case(
+        "cnn-wrong-flatten-size",
+        CNN,
+        bugs.cnn_with_wrong_flatten_size,
+        models.image_batch,
+        "shape-error",
+        bug="head's in_features computed for another resolution",
+    ),
+    Case(
+        "gru-wrong-head-size",
+        GRU,
+        bugs.gru_with_wrong_head,
+        models.sequence_batch,
+        "shape-error",
+        loss=models.cross_entropy,
+        bug="head sized for a bidirectional GRU",
+    ),
+    Case(
+        "mlp-column-targets",
+        MLP,
+        models.MLPClassifier,
+        bugs.column_targets,
+        "shape-error",
+        loss=models.cross_entropy,
+        bug="targets shaped (B, 1)",
+    ),
+    Case(
+        "mlp-huge-allocation",
+        MLP,
+        bugs.MLPAllocatingPairwise,
+        models.classification_batch,
+        "out-of-memory",
+        loss=models.cross_entropy,
+        bug="a tensor sized by a constant, not the batch",
+    ),
+    # numerics
+    Case(
+        "mlp-log-of-relu",
+        MLP,
+        bugs.MLPWithLogOfRelu,
+        models.classification_batch,
+        "non-finite",
+        loss=bugs.nll_of_log_relu,
+        bug="log of ReLU outputs (log 0)",
+    ),
+    Case(
+        "mlp-naive-softmax",
+        MLP,
+        bugs.MLPWithNaiveSoftmax,
+        models.classification_batch,
+        "non-finite",
+        loss=bugs.nll_of_probabilities,
+        bug="hand-written softmax overflows float32",
+    ),
+    # gradients that do not flow
+    Case(
+        "mlp-frozen-body",
+        MLP,
+        bugs.mlp_with_frozen_body,
+        models.classification_batch,
+        "no-gradient",
+        loss=models.cross_entropy,
+        bug="every layer frozen but the head's bias",
+    ),
+    Case(
+        "cnn-detached-features",
+        CNN,
+        bugs.CNNWithDetachedFeatures,
+        models.image_batch,
+        "no-gradient",
+        bug=".detach() on the conv features",
+    ),
+    Case(
+        "gru-no-grad-in-forward",
+        GRU,
+        bugs.GRUUnderNoGrad,
+        models.sequence_batch,
+        "no-gradient",
+        loss=models.cross_entropy,
+        bug="torch.no_grad() around the GRU",
+    ),
+    Case(
+        "mlp-loss-through-item",
+        MLP,
+        models.MLPClassifier,
+        models.classification_batch,
+        "no-gradient",
+        loss=bugs.loss_through_item,
+        bug="the loss rebuilt from .item()",
+    ),
+    Case(
+        "gpt-blocks-never-called",
+        LM,
+        bugs.GPTSkippingBlocks,
+        models.token_batch,
+        "no-gradient",
+        bug="transformer blocks never called",
+    ),
+    # learning rate and objective
+    Case(
+        "mlp-lr-too-high",
+        MLP,
+        models.MLPClassifier,
+        models.classification_batch,
+        "lr-too-high",
+        loss=models.cross_entropy,
+        options={"lr": 1.0},
+        bug="Adam at lr 1.0",
+    ),
+    Case(
+        "cnn-sgd-lr-too-high",
+        CNN,
+        models.CNNClassifier,
+        models.image_batch,
+        "lr-too-high",
+        options={"optimizer": "sgd", "lr": 10.0},
+        bug="SGD at lr 10",
+    ),
+    Case(
+        "gru-lr-too-low",
+        GRU,
+        models.GRUClassifier,
+        models.sequence_batch,
+        "lr-too-low",
+        loss=models.cross_entropy,
+        options={"lr": 1e-5},
+        bug="Adam at lr 1e-5",
+    ),
+    Case(
+        "gpt-lr-too-low",
+        LM,
+        models.TinyGPT,
+        models.token_batch,
+        "lr-too-low",
+        options={"lr": 1e-4},
+        bug="Adam at lr 1e-4",
+    ),
+    Case(
+        "bert-flipped-loss-sign",
+        HF,
+        bugs.BertWithFlippedLoss,
+        models.text_batch,
+        "wrong-objective",
+        warnings=frozenset({"init-loss"}),
+        bug="loss = -cross_entropy",
+    ),
+    Case(
+        "mlp-optimizer-maximizes",
+        MLP,
+        models.MLPClassifier,
+        models.classification_batch,
+        "wrong-objective",
+        loss=models.cross_entropy,
+        optimizer=bugs.maximizing_adam,
+        bug="Adam(maximize=True)",
+    ),
+    # not learning
+    Case(
+        "mlp-dead-relus",
+        MLP,
+        bugs.mlp_with_dead_relus,
+        models.classification_batch,
+        "not-learning",
+        loss=models.cross_entropy,
+        bug="first-layer biases at -20: every unit dead",
+    ),
+    Case(
+        "lstm-heavy-label-smoothing",
+        LSTM,
+        models.LSTMClassifier,
+        models.sequence_batch,
+        "not-learning",
+        loss=bugs.cross_entropy_with_heavy_smoothing,
+        bug="label smoothing 0.6 (meant 0.06): the target loss is out of reach",
+    ),
+    Case(
+        "linear-unnormalized-features",
+        LINEAR,
+        bugs.linear_regressor,
+        bugs.unnormalized_regression_batch,
+        "too-slow",
+        loss=bugs.mse,
+        options={"optimizer": "sgd", "lr": 0.3},
+        bug="input features with scales from 1 to 0.01: ill-conditioned",
+    ),
+    # determinism
+    Case(
+        "mlp-noise-ignores-eval",
+        MLP,
+        bugs.MLPWithNoisyInputs,
+        models.classification_batch,
+        "nondeterministic-batch",
+        loss=models.cross_entropy,
+        bug="input noise in forward, also in eval mode",
+    ),
+]
+
+WARNINGS = [
+    Case(
+        "mlp-overconfident-init",
+        MLP,
+        bugs.mlp_with_overconfident_head,
+        models.classification_batch,
+        loss=models.cross_entropy,
+        warnings=frozenset({"init-loss"}),
+        bug="last layer's init scaled by 40",
+    ),
+    Case(
+        "mlp-single-class-batch",
+        MLP,
+        models.MLPClassifier,
+        bugs.single_class_batch,
+        loss=models.cross_entropy,
+        warnings=frozenset({"degenerate-batch"}),
+        bug="sorted data: one class per batch",
+    ),
+    Case(
+        "gru-view-for-transpose",
+        GRU,
+        bugs.GRUWithViewForTranspose,
+        models.sequence_batch,
+        loss=models.cross_entropy,
+        warnings=frozenset({"batch-mixing"}),
+        bug="view(T, B, F) where transpose(0, 1) was meant",
+    ),
+    Case(
+        "gru-without-batch-first",
+        GRU,
+        bugs.GRUWithoutBatchFirst,
+        models.sequence_batch,
+        loss=models.cross_entropy,
+        warnings=frozenset({"batch-mixing"}),
+        bug="batch_first forgotten: sample 0 is clean, the others mix",
+    ),
+    Case(
+        "mlp-dropout",
+        MLP,
+        bugs.mlp_with_dropout,
+        models.classification_batch,
+        loss=models.cross_entropy,
+        warnings=frozenset({"dropout-active"}),
+        bug="dropout 0.1 on while memorizing",
+    ),
+]
+
+CASES = CORRECT + BUGS + WARNINGS
