@@ -12,10 +12,9 @@ from typing import BinaryIO
 
 from mlsmoke.strict_mode.shebang import (
     Dialect,
-    dialect_of,
+    dialect_of_shebang,
     dialect_without_shebang,
-    interpreter_name,
-    shebang_words,
+    split_shebang,
 )
 
 FIRST_READ = 4096
@@ -25,7 +24,6 @@ RC_NAMES = frozenset(
     | {".zprofile", ".zshenv", ".zlogin", ".zlogout", "profile", "bash_profile"}
     | {"bashrc", "zshrc", "kshrc", "mkshrc", ".envrc"}
 )
-BOM = "\ufeff"
 
 
 class BadPath(Exception):
@@ -122,23 +120,16 @@ def _read_shebang(script: Script, executable: bool) -> Skipped | None:
         return Skipped("binary file (it contains NUL bytes)", loud=True)
     while b"\n" not in script.data and not script.at_eof:
         script.read_more()
-    text = script.text()
-    offset = 1 if text.startswith(BOM) else 0
-    newline = text.find("\n", offset)
-    line_end = len(text) if newline == -1 else newline
-    words = shebang_words(text[offset:line_end].rstrip("\r"))
+    words, script.body_start = split_shebang(script.text())
     if words is None:
         if not executable:
             return Skipped("no shebang and not executable: a sourced library")
         script.dialect = dialect_without_shebang(script.path)
-        script.body_start = offset
         return None
-    program = interpreter_name(words)
-    dialect = dialect_of(program) if program else None
+    dialect, program = dialect_of_shebang(words)
     if dialect is None:
         return Skipped(f"not a shell script: its shebang runs {program or 'nothing'}")
     script.dialect = dialect
-    script.body_start = min(line_end + 1, len(text))
     return None
 
 

@@ -24,7 +24,8 @@ from mlsmoke.strict_mode.statements import (
     SetEffect,
 )
 
-_CLUSTER = re.compile(r"-[A-Za-z]+")
+# A word of short options with at least one letter besides `o`: `-e`, `-eo`, `-Eeux`.
+_CLUSTER = re.compile(r"-o*[A-Za-np-z][A-Za-z]*")
 _LETTERS = ((ERREXIT, "e"), (NOUNSET, "u"))
 _REST_OF_LINE = re.compile(r"[ \t]*;?[ \t]*(?:#[^\n]*)?\r?(?:\n|$)")
 _COMMENT_OR_BLANK_LINE = re.compile(r"[ \t]*(?:#[^\n]*)?\r?\n")
@@ -61,10 +62,10 @@ def _candidates(text: str, verdict: Verdict, body_start: int) -> Iterator[list[E
     header = verdict.header
     missing = verdict.missing
     needs_ifs = any(p.code == "SM003" for p in verdict.problems)
-    if missing and header.sets:
+    if header.sets:
         last = header.sets[-1]
         for amend in (_merge_into_cluster, _append_long_options):
-            edits = amend(last, missing)
+            edits = amend(last, missing) if missing else []
             if edits is not None:
                 yield edits + _ifs_edits(text, verdict, last.statement, body_start)
     top = header_insertion_point(text, body_start)

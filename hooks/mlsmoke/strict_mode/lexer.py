@@ -139,7 +139,7 @@ class Lexer:
             return Token(Kind.OPERATOR, operator, start, self.pos)
         token = self._word_token()
         after = self._char(self.pos)
-        if after in "<>" and self._char(self.pos + 1) != "(":
+        if after and after in "<>" and self._char(self.pos + 1) != "(":
             if _FD_NAME.fullmatch(token.text):
                 self._char(self.pos + 2)
                 operator = _OPERATOR.match(self.text, self.pos).group()
@@ -213,7 +213,9 @@ class Lexer:
         start = self.pos
         parts: list[str] = []
         literal = True
-        if self._char(start) in "<>" and self._char(start + 1) == "(":  # <(...), >(...)
+        if (
+            self._char(start) in ("<", ">") and self._char(start + 1) == "("
+        ):  # <(...), >(...)
             self.pos = start + 2
             self._parse_substitution()
             literal = False

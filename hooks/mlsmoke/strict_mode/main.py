@@ -114,10 +114,13 @@ def _run_one(
     except OSError as error:
         print(f"{shown}: error: cannot read: {error.strerror}", file=sys.stderr)
         return EXIT_USAGE
+    except RecursionError:
+        print(f"{shown}: error: nested too deeply to check", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def _check(script: Script, shown: str, policy: Policy, fixing: bool) -> int:
-    verdict = _decide(script, policy)
+    verdict = decide(script, policy)
     if verdict.passed:
         return EXIT_OK
     if fixing:
@@ -140,7 +143,8 @@ def _check(script: Script, shown: str, policy: Policy, fixing: bool) -> int:
     return EXIT_FAILED
 
 
-def _decide(script: Script, policy: Policy) -> Verdict:
+def decide(script: Script, policy: Policy) -> Verdict:
+    """The verdict, reading more of the script only while what it has is too short."""
     while True:
         text = script.text()
         verdict = examine(

@@ -19,7 +19,7 @@ def decode_ansi_c(body: str) -> str:
             return chr(int(escape[1:], 16))
         if escape[0] in "01234567":
             return chr(int(escape, 8) & 0xFF)
-        if escape[0] == "c":
+        if escape[0] == "c" and len(escape) == 2:
             return chr(ord(escape[1]) & 0x1F)
         return _ANSI_C_NAMED.get(escape, escape)
 

@@ -40,11 +40,26 @@ _ENV_OPTIONS_WITH_VALUE = {"-u", "--unset", "-C", "--chdir", "-P", "-a", "--argv
 _VERSION_SUFFIX = re.compile(r"[-.\d]+$")
 
 
-def shebang_words(first_line: str) -> list[str] | None:
-    """The words after ``#!``, or None when the line is not a shebang."""
-    if not first_line.startswith("#!"):
-        return None
-    return first_line[2:].split()
+BOM = "\ufeff"
+
+
+def split_shebang(text: str) -> tuple[list[str] | None, int]:
+    """The words after ``#!`` (None without a shebang), and where the body starts.
+
+    A byte order mark is looked through; without a shebang the body starts at once.
+    """
+    offset = 1 if text.startswith(BOM) else 0
+    if not text.startswith("#!", offset):
+        return None, offset
+    newline = text.find("\n", offset)
+    line_end = len(text) if newline == -1 else newline
+    return text[offset + 2 : line_end].split(), min(line_end + 1, len(text))
+
+
+def dialect_of_shebang(words: list[str]) -> tuple[Dialect | None, str | None]:
+    """The dialect a shebang's words select, and the program they name."""
+    program = interpreter_name(words)
+    return (dialect_of(program) if program else None), program
 
 
 def interpreter_name(words: list[str]) -> str | None:
