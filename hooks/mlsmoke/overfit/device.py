@@ -63,6 +63,12 @@ def placement(device: str) -> torch.device:
     return torch.device(device)
 
 
+def model_to(
+    model: torch.nn.Module, device: str, dtype: torch.dtype
+) -> torch.nn.Module:
+    return model.to(placement(device), dtype)
+
+
 def map_tensors(obj: Any, convert: Callable[[torch.Tensor], Any]) -> Any:
     """``obj`` with every tensor inside it converted, through tuples, lists, dicts,
     namedtuples and dataclasses; anything else is returned as it is."""

@@ -22,7 +22,7 @@ from mlsmoke.overfit.device import (
     classify_cuda_error,
     limit_cpu_threads,
     memory_figures,
-    placement,
+    model_to,
     release_cuda_memory,
     restore_cpu_threads,
     tensors_in,
@@ -202,7 +202,7 @@ def _build_model(
             f"the model ({type(model).__name__}) has no parameters to train",
             config_key="model",
         )
-    return model.to(placement(evidence.device), dtype)
+    return model_to(model, evidence.device, dtype)
 
 
 def _build_batch(
