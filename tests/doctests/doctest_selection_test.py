@@ -117,6 +117,12 @@ def test_required_modules_are_third_party_only(tmp_path: Path) -> None:
     assert required_modules(files, tmp_path) == ["numpy", "torch"]
 
 
+def test_a_data_directory_named_like_a_dependency_is_not_local(tmp_path: Path) -> None:
+    touch(tmp_path, "wandb/run-1/files/config.yaml", "mypkg/helpers.py")
+    files = {tmp_path / "train.py": "import wandb\nimport mypkg.helpers\n'>>> 1'\n"}
+    assert required_modules(files, tmp_path) == ["wandb"]
+
+
 def test_required_modules_follow_the_projects_own_imports(tmp_path: Path) -> None:
     write = {
         "src/app/__init__.py": "import lightning\n",

@@ -107,24 +107,33 @@ def _document_tests(path: Path) -> list[doctest.DocTest]:
 
 
 def _import_file(path: Path, root: Path) -> ModuleType:
-    location = locate_module(path, root)
-    name = location.name or _script_name(path)
+    """The file's module, imported under its real name when it can have it."""
+    real_name = locate_module(path, root).name
+    # A top-level json.py loses its name to the json module this runner already uses.
+    by_name = bool(real_name) and _is_file_of(sys.modules.get(real_name), path, True)
+    name = real_name if by_name else _script_name(path)
     try:
-        if not location.name:
-            return _load_from_file(name, path)
-        module = importlib.import_module(name)
+        module = importlib.import_module(name) if by_name else _load(name, path)
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: B036 - a module may raise SystemExit
         raise FileFailureError(_import_failure(name, error, root)) from None
-    found = getattr(module, "__file__", None)
-    if not found or not os.path.samefile(found, path):
-        detail = f"{name} is {found or 'a namespace package'}, not this file"
+    if not _is_file_of(module, path, False):
+        found = getattr(module, "__file__", None) or "a namespace package"
+        detail = f"{name} is {found}, not this file"
         raise FileFailureError(FileFailure(f"cannot import {name}", detail, ""))
     return module
 
 
-def _load_from_file(name: str, path: Path) -> ModuleType:
+def _is_file_of(module: ModuleType | None, path: Path, default: bool) -> bool:
+    """Whether ``module`` was loaded from ``path``; ``default`` when there is none."""
+    if module is None:
+        return default
+    found = getattr(module, "__file__", None)
+    return bool(found) and os.path.samefile(found, path)
+
+
+def _load(name: str, path: Path) -> ModuleType:
     """Import a file whose name is no module name (``my-script.py``, ``bin/tool``)."""
     loader = importlib.machinery.SourceFileLoader(name, str(path))
     spec = importlib.util.spec_from_file_location(name, path, loader=loader)
@@ -137,7 +146,7 @@ def _load_from_file(name: str, path: Path) -> ModuleType:
 def _script_name(path: Path) -> str:
     stem = path.name[: -len(path.suffix)] if path.suffix == ".py" else path.name
     cleaned = "".join(c if c.isalnum() else "_" for c in stem)
-    return f"_mlsmoke_doctest_{cleaned}"
+    return f"_mlsmoke_doctest_{cleaned}"  # unique: never a real module's name
 
 
 def _import_failure(name: str, error: BaseException, root: Path) -> FileFailure:

@@ -62,9 +62,17 @@ def project_source_roots(root: Path) -> list[Path]:
 def is_local_module(top_level: str, search_roots: list[Path]) -> bool:
     """Whether ``top_level`` is a module or package in one of ``search_roots``."""
     return any(
-        (directory / f"{top_level}.py").is_file() or (directory / top_level).is_dir()
+        (directory / f"{top_level}.py").is_file()
+        or _holds_python(directory / top_level)
         for directory in search_roots
     )
+
+
+def _holds_python(directory: Path) -> bool:
+    """A package, or a namespace directory of Python files: not ``wandb/`` run data."""
+    if (directory / "__init__.py").is_file():
+        return True
+    return directory.is_dir() and any(directory.glob("*.py"))
 
 
 def _is_source_root(directory: Path) -> bool:

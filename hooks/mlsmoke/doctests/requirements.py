@@ -16,7 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mlsmoke.doctests.documents import document_kind
-from mlsmoke.doctests.modules import locate_module, project_source_roots
+from mlsmoke.doctests.modules import (
+    is_local_module,
+    locate_module,
+    project_source_roots,
+)
 
 # A bound on the project modules followed, for huge monorepos.
 MAX_FOLLOWED_FILES = 2000
@@ -89,9 +93,7 @@ def project_files(dotted: str, search_roots: list[Path]) -> list[Path] | None:
     """The project's files that importing ``dotted`` runs; None when it is not local."""
     first, *rest = dotted.split(".")
     for search_root in search_roots:
-        if not (
-            (search_root / f"{first}.py").is_file() or (search_root / first).is_dir()
-        ):
+        if not is_local_module(first, [search_root]):
             continue
         found, directory = [], search_root
         for part in [first, *rest]:

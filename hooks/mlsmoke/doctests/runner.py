@@ -16,6 +16,7 @@ if sys.path[:1] == [""]:
     del sys.path[0]
 
 import json  # noqa: E402
+import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from mlsmoke.doctests.execution import option_flags, run_files  # noqa: E402
@@ -35,4 +36,9 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    # The report is written. Skip interpreter shutdown: the project's code may have left
+    # non-daemon threads or slow atexit handlers behind, which would hang the commit.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
