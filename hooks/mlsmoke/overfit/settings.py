@@ -227,8 +227,9 @@ def _resolve(
     values.update(own)
     layers = [shared, own]
     for tiers, base in ((shared_tiers, TABLE), (own_tiers, path)):
+        for name_, table in tiers.items():  # all of them: errors do not wait for --tier
+            config.validate(table, TIER_SCHEMA, f"{base}.tiers.{name_}")
         overrides = tiers.get(tier, {})
-        config.validate(overrides, TIER_SCHEMA, f"{base}.tiers.{tier}")
         values.update(overrides)
         layers.append(overrides)
     # An explicit target-loss replaces the default target-ratio, unless one is set.

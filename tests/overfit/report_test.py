@@ -1,0 +1,67 @@
+"""The sparkline and the verdict block, from plain values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mlsmoke.overfit.report import progress_line, sparkline, verdict_block
+from mlsmoke.overfit.result import Diagnosis, Result, Warning
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([], ""),
+        ([1.0, 1.0, 1.0], "▅▅▅"),
+        ([0.0, 0.5, 1.0], "▁▅█"),  # linear: under a decade
+        ([100.0, 10.0, 1.0], "█▅▁"),  # logarithmic: a falling loss spans decades
+        ([1.0, math.nan], "▅!"),
+        ([math.inf], "!"),
+    ],
+)
+def test_sparkline(values, expected):
+    assert sparkline(values) == expected
+
+
+def test_sparkline_keeps_first_and_last_when_downsampling():
+    line = sparkline([float(v) for v in range(1000, 0, -1)], width=10)
+    assert len(line) == 10 and line[0] == "█" and line[-1] == "▁"
+
+
+def test_progress_line():
+    assert progress_line("lm", 40, 300, 0.51234, 88.4) == (
+        "overfit lm: step 40/300  loss 0.5123  88 steps/s"
+    )
+
+
+def test_verdict_block_of_a_failure():
+    result = Result(
+        gate="lm",
+        diagnosis=Diagnosis(
+            "lr-too-high", "the loss explodes", ["at lr 1: nan", "Traceback\n  line"],
+            ["lower the lr"]),
+        warnings=[Warning("dropout-active", "dropout slows memorization")],
+        device="cpu", steps=3, initial_loss=2.0, final_loss=4.0, target=0.1,
+        losses=[2.0, 3.0, 4.0, 4.0], seconds=0.5,
+    )  # fmt: skip
+    assert verdict_block(result).splitlines() == [
+        "overfit lm: FAIL lr-too-high",
+        "  loss    ▁▅██",
+        "  2 -> 4  target 0.1  in 3 steps, cpu, 0.50 s",
+        "  the loss explodes",
+        "    - at lr 1: nan",
+        "    - Traceback",
+        "        line",
+        "  try:",
+        "    - lower the lr",
+        "  warning dropout-active: dropout slows memorization",
+    ]
+
+
+def test_result_json_round_trip():
+    result = Result("a", Diagnosis("memorized", "ok"), losses=[1.0, 0.01], cached=True)
+    data = result.to_json()
+    assert data["verdict"] == "pass" and data["diagnosis"]["code"] == "memorized"
+    assert Result.from_json(data) == result
