@@ -102,6 +102,7 @@ def test_example_imports_leave_out_skipped_lines() -> None:
         ">>> import numpy as np\n"
         "    >>> from torch.nn import Linear\n"
         ">>> import cupy  # doctest: +SKIP\n"
+        ">>> from .. import sibling\n"
         "import pandas\n"
     )
     assert set(example_imports(text)) == {"numpy", "torch.nn"}

@@ -83,10 +83,11 @@ def module_level_imports(source: str, package: list[str] | None) -> Iterator[str
 
 
 def example_imports(text: str) -> Iterator[str]:
-    """Dotted names imported by ``>>>`` lines, except those skipped with +SKIP."""
+    """Absolute names imported by ``>>>`` lines, except those skipped with +SKIP."""
     for match in _EXAMPLE_IMPORT.finditer(text):
-        if "+SKIP" not in match["rest"]:
-            yield match["imported"] or match["source"]
+        name = match["imported"] or match["source"]
+        if "+SKIP" not in match["rest"] and not name.startswith("."):
+            yield name
 
 
 def project_files(dotted: str, search_roots: list[Path]) -> list[Path] | None:
