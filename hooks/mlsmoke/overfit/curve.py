@@ -78,7 +78,9 @@ def classify_curve(losses: Sequence[float], target: float | None) -> CurveReadin
 def _read_descent(losses: Sequence[float], target: float | None) -> CurveReading:
     initial, final = losses[0], losses[-1]
     steps_needed = estimate_steps_to_target(losses, target)
-    moved = f"the loss went from {initial:.4g} to {final:.4g} in {len(losses)} steps"
+    moved = (
+        f"the loss went from {initial:.4g} to {final:.4g} in {len(losses) - 1} steps"
+    )
     if steps_needed is None or steps_needed > PLATEAU_STEP_FACTOR * len(losses):
         return CurveReading(PLATEAU, f"{moved} and has stopped falling")
     if target is not None and final <= target:
@@ -101,8 +103,9 @@ def estimate_steps_to_target(
     if target is None or len(losses) < 4:
         return None
     recent = list(losses[len(losses) // 2 :])
+    taken = len(losses) - 1  # losses[0] is measured before the first update
     if tail_level(losses) <= target:
-        return len(losses)
+        return taken
     in_log_space = target > 0 and min(recent) > 0
     values = [math.log(v) for v in recent] if in_log_space else recent
     goal = math.log(target) if in_log_space else target
@@ -110,7 +113,7 @@ def estimate_steps_to_target(
     if slope >= 0:
         return None
     remaining = (smoothed_last(values) - goal) / -slope
-    return len(losses) + max(0, math.ceil(remaining))
+    return taken + max(0, math.ceil(remaining))
 
 
 def fitted_slope(values: Sequence[float]) -> float:

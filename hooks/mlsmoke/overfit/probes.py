@@ -167,6 +167,11 @@ def parameter_sizes(run: GateRun) -> dict[str, int]:
     return _remember(run, "sizes", build)
 
 
+def forward_device(run: GateRun) -> str:
+    """Where one-pass probes run: the gate's device, unless CUDA failed there."""
+    return "cpu" if run.evidence.cuda_error else run.evidence.device
+
+
 @dataclass
 class ForwardCapture:
     """One eval-mode forward of a fresh model on the gate's batch, called as the gate
@@ -189,8 +194,8 @@ def capture_forward(run: GateRun) -> ForwardCapture | None:
 def _capture(run: GateRun) -> ForwardCapture | None:
     try:
         with seeded(run):
-            model = run.model_factory().to(placement(run.evidence.device))
-            batch = batch_to(run.batch_factory(), run.evidence.device, None)
+            model = run.model_factory().to(placement(forward_device(run)))
+            batch = batch_to(run.batch_factory(), forward_device(run), None)
     except Exception:
         return None
     capture = ForwardCapture(model, batch)
@@ -276,8 +281,8 @@ def eval_outputs_differ(run: GateRun) -> bool:
     def compare() -> bool:
         try:
             with seeded(run):
-                model = run.model_factory().to(placement(run.evidence.device))
-                batch = batch_to(run.batch_factory(), run.evidence.device, None)
+                model = run.model_factory().to(placement(forward_device(run)))
+                batch = batch_to(run.batch_factory(), forward_device(run), None)
                 model.eval()
                 with torch.no_grad():
                     first = _as_tensor(_loss_of(run, model, batch))

@@ -1,0 +1,269 @@
+"""Diagnoses and checks on hand-made evidence: CUDA failures by simulation, the probes'
+budget, and the decisions that need no training run."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import pytest
+import torch
+
+from mlsmoke.overfit import diagnoses
+from mlsmoke.overfit.checks import batch_mixing, init_loss
+from mlsmoke.overfit.diagnoses import data_error, no_gradient
+from mlsmoke.overfit.evidence import (
+    DEVICE_ASSERT,
+    OUT_OF_MEMORY,
+    Evidence,
+    GateRun,
+)
+from mlsmoke.overfit.settings import GateSettings
+
+from catalog import models
+
+
+class ScriptedRun(GateRun):
+    """A GateRun whose probes return scripted evidence and are counted."""
+
+    def __init__(self, evidence: Evidence, probe_result=None, **factories: Any):
+        super().__init__(
+            GateSettings(name="default", model="m:m", batch="b:b"),
+            evidence,
+            factories.get("model", models.MLPClassifier),
+            factories.get("batch", models.classification_batch),
+            factories.get("loss", models.cross_entropy),
+            lambda params, lr: torch.optim.Adam(params, lr=lr or 1e-2),
+        )
+        self.probe_result = probe_result or (lambda **overrides: Evidence())
+        self.probe_calls: list[dict[str, Any]] = []
+
+    def probe(self, **overrides: Any) -> Evidence:
+        self.probe_calls.append(overrides)
+        return self.probe_result(**overrides)
+
+
+def plateau(steps: int = 40) -> list[float]:
+    return [1.386 - 0.0001 * i for i in range(steps)]
+
+
+def test_device_side_assert_is_rerun_on_the_cpu_and_named_a_label_range_error():
+    cuda = Evidence(
+        device="cuda",
+        lr=0.01,
+        error=RuntimeError("CUDA error: device-side assert triggered"),
+        phase="backward",
+        cuda_error=DEVICE_ASSERT,
+    )
+    cpu = Evidence(
+        device="cpu", error=IndexError("Target 4 is out of bounds."), phase="loss"
+    )
+    run = ScriptedRun(cuda, lambda **overrides: cpu, batch=_labels_beyond_logits)
+    found = diagnoses.diagnose(run)
+    assert found.code == "label-range-error"
+    assert run.probe_calls == [{"device": "cpu", "max_steps": 1}]
+    text = "\n".join(found.evidence)
+    assert "re-run on the CPU" in text
+    assert "4 outputs" in found.summary and "a target holds 4" in text
+    assert "values 0..4" in text
+
+
+def _labels_beyond_logits():
+    x, _ = models.classification_batch()
+    return x, torch.arange(len(x)) % 5
+
+
+def test_cuda_out_of_memory_reports_the_batch_size_and_memory_figures():
+    evidence = Evidence(
+        device="cuda:0",
+        error=torch.OutOfMemoryError(
+            "CUDA out of memory. Tried to allocate 20.00 GiB (GPU 0; 15.78 GiB total)"
+        ),
+        phase="forward",
+        cuda_error=OUT_OF_MEMORY,
+        batch_size=512,
+        memory={"allocated": 14 * 2**30, "free": 2**29, "total": 16 * 2**30},
+    )
+    found = diagnoses.diagnose(ScriptedRun(evidence))
+    assert found.code == "out-of-memory"
+    assert "batch size 512" in found.summary
+    text = "\n".join(found.evidence)
+    assert "20.00 GiB" in text and "14.00 GiB allocated" in text
+    assert "of 16.00 GiB" in text
+    assert any("smaller batch" in s for s in found.suggestions)
+
+
+_unseeded = random.Random()
+
+
+def _batch_with_fresh_labels():
+    x, _ = models.classification_batch()
+    return x, torch.tensor([_unseeded.randrange(4) for _ in range(len(x))])
+
+
+def test_a_batch_factory_that_ignores_the_seed_is_nondeterministic():
+    evidence = Evidence(lr=0.01, max_steps=40, target=0.07, losses=plateau())
+    run = ScriptedRun(evidence, batch=_batch_with_fresh_labels)
+    found = diagnoses.diagnose(run)
+    assert found.code == "nondeterministic-batch"
+    assert "batch[1]" in found.summary
+    assert run.probe_calls == []  # decided before any training probe
+
+
+def test_no_gradient_names_the_parameters_and_their_share():
+    evidence = Evidence(
+        lr=0.01,
+        target=0.07,
+        losses=plateau(),
+        requires_grad={
+            "body.0.weight": False,
+            "body.0.bias": False,
+            "body.3.weight": True,
+            "body.3.bias": True,
+            "head.weight": True,
+            "head.bias": True,
+        },
+        first_grads={
+            "body.0.weight": None,
+            "body.0.bias": None,
+            "body.3.weight": None,
+            "body.3.bias": None,
+            "head.weight": 0.5,
+            "head.bias": 0.1,
+        },
+        module_order=["", "body", "body.0", "body.1", "body.3", "head"],
+    )
+    found = diagnoses.diagnose(ScriptedRun(evidence))
+    assert found.code == "no-gradient"
+    # MLPClassifier(): body.0 16*64+64, body.3 64*64+64, head 64*4+4
+    assert found.summary.startswith("4 of 6 parameter tensors get no gradient (95%")
+    assert "5,248 of 5,508 weights" in found.evidence[0]
+    assert "frozen (requires_grad=False): body.0.weight, body.0.bias" in found.evidence
+    assert any(line.startswith("cut from the loss") for line in found.evidence)
+
+
+def test_gradless_parameters_tells_unused_modules_from_detached_ones():
+    evidence = Evidence(
+        requires_grad={"a.weight": True, "b.weight": True, "c.weight": True},
+        first_grads={"a.weight": None, "b.weight": None, "c.weight": 0.0},
+        module_order=["", "a"],
+    )
+    assert no_gradient.gradless_parameters(evidence) == {
+        "cut from the loss (.detach(), .data or torch.no_grad())": ["a.weight"],
+        "in modules never called by forward": ["b.weight"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("float64_losses", "verdict"),
+    [([2.0, 1.0, 0.05], "a precision problem"), ([math.inf], "a logic error")],
+)
+def test_non_finite_at_init_reruns_in_float64(float64_losses, verdict):
+    evidence = Evidence(
+        lr=0.01, losses=[math.nan], first_nonfinite_output="head", target=None
+    )
+    wide = Evidence(dtype="float64", losses=float64_losses, reached=True)
+    run = ScriptedRun(evidence, lambda **overrides: wide)
+    found = diagnoses.diagnose(run)
+    assert found.code == "non-finite"
+    assert verdict in found.summary and "at init" in found.summary
+    assert "first module with a non-finite output: 'head'" in found.evidence
+    assert run.probe_calls == [{"dtype": "float64"}]
+
+
+def test_probes_are_bounded_and_shared_between_diagnoses():
+    evidence = Evidence(lr=0.01, max_steps=40, target=0.07, losses=plateau())
+
+    def failing(**overrides: Any) -> Evidence:
+        return Evidence(lr=overrides.get("lr", 0.01), target=0.07, losses=plateau())
+
+    run = ScriptedRun(evidence, failing)
+    found = diagnoses.diagnose(run)
+    assert found.code == "not-learning"
+    # lr-too-low and not-learning both read the same two higher-lr probes
+    assert run.probe_calls == [{"lr": pytest.approx(0.1)}, {"lr": pytest.approx(1.0)}]
+    assert "at lr 0.1: loss" in "\n".join(found.evidence)
+
+
+def test_a_sweep_stops_at_the_first_learning_rate_that_memorizes():
+    evidence = Evidence(
+        lr=1.0, target=0.07, losses=[1.4, 3.0, 1.0, 3.5, 0.9, 3.2, 1.1, 3.9] * 3
+    )
+
+    def lower(**overrides: Any) -> Evidence:
+        return Evidence(lr=overrides["lr"], losses=[1.4, 0.5, 0.05], reached=True)
+
+    run = ScriptedRun(evidence, lower)
+    found = diagnoses.diagnose(run)
+    assert found.code == "lr-too-high"
+    assert "at lr 0.1 it memorized in 2 steps" in found.summary
+    assert len(run.probe_calls) == 1
+
+
+def test_a_loss_falling_below_zero_without_bound_is_a_wrong_objective():
+    evidence = Evidence(lr=0.01, target=0.07, losses=[0.5 - i for i in range(20)])
+    found = diagnoses.diagnose(ScriptedRun(evidence))
+    assert found.code == "wrong-objective"
+
+
+def test_too_slow_estimates_the_steps_it_would_need():
+    losses = [2.0 * math.exp(-0.01 * i) for i in range(101)]
+    evidence = Evidence(
+        lr=0.01, max_steps=100, target=2.0 * math.exp(-3), losses=losses
+    )
+
+    def unstable(**overrides: Any) -> Evidence:
+        return Evidence(lr=overrides["lr"], losses=[2.0, 50.0, math.inf])
+
+    found = diagnoses.diagnose(ScriptedRun(evidence, unstable))
+    assert found.code == "too-slow"
+    assert "needs about 300 steps" in found.summary
+    assert "max-steps (100)" in found.summary
+    assert "max-steps = 360" in found.suggestions[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("embedding(): argument 'indices' must be Tensor, not list", "list"),
+        ("forward() got an unexpected keyword argument 'label'", "'label'"),
+        ("forward() missing 1 required positional argument: 'labels'", "'labels'"),
+        ("Expected tensor for argument #1 'indices' to have one of the following"
+         " scalar types: Long, Int; but got torch.FloatTensor", "float token ids"),
+        ("expected target dtype to be Long or Byte, but got Float", "wrong dtype"),
+        ("mat1 and mat2 must have the same dtype, but got Long and Float", "dtype"),
+        ("index out of range in self", "beyond an embedding"),
+    ],
+)  # fmt: skip
+def test_data_problems_are_read_from_torch_messages(text: str, kind: str) -> None:
+    found = data_error._data_problem(text)
+    assert found is not None and kind in found
+
+
+def test_shape_messages_are_not_data_problems() -> None:
+    assert data_error._data_problem("mat1 and mat2 shapes cannot be multiplied") is None
+
+
+@pytest.mark.parametrize(
+    ("initial", "classes", "far"),
+    [
+        (1.39, 4, False),
+        (1.6, 4, False),
+        (2.5, 10, False),
+        (0.75, 2, False),
+        (23.0, 4, True),
+        (-1.4, 4, True),
+        (0.1, 10, True),
+    ],
+)
+def test_init_loss_is_far_from_log_c(initial: float, classes: int, far: bool) -> None:
+    assert init_loss.is_far(initial, math.log(classes)) is far
+
+
+@pytest.mark.parametrize(
+    ("samples", "indices"),
+    [(1, [0]), (2, [0, 1]), (3, [0, 1, 2]), (32, [0, 1, 16, 31])],
+)
+def test_batch_mixing_checks_several_samples(samples: int, indices: list[int]):
+    assert batch_mixing.sample_indices(samples) == indices
