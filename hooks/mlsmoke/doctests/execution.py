@@ -130,7 +130,10 @@ def _is_file_of(module: ModuleType | None, path: Path, default: bool) -> bool:
     if module is None:
         return default
     found = getattr(module, "__file__", None)
-    return bool(found) and os.path.samefile(found, path)
+    try:
+        return bool(found) and os.path.samefile(found, path)
+    except OSError:  # a module whose file is gone
+        return False
 
 
 def _load(name: str, path: Path) -> ModuleType:
