@@ -8,6 +8,7 @@ train again (its cache key holds the content of every watched file).
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -22,20 +23,17 @@ def run(quick: bool) -> Section:
     project = template_project(all_hooks=not quick)
     repeats = 1 if quick else 3
     warm_up(project)
+    readme, model = project.path / "README.md", project.package / "model.py"
+    readme_text, model_text = readme.read_text(), model.read_text()
     kinds: dict[str, Callable[[int], Path]] = {
-        "(a) README only": lambda i: append(
-            project.path / "README.md", f"\nRev {i}.\n"
-        ),
-        "(b) model file": lambda i: append(
-            project.package / "model.py", f"# revision {i}\n"
-        ),
+        "(a) README only": lambda i: rewrite(readme, f"{readme_text}\nRev {i}.\n"),
+        "(b) model file": lambda i: rewrite(model, f"{model_text}\n\n# revision {i}\n"),
     }
     commits: dict[str, list[ProcessRun]] = {kind: [] for kind in kinds}
     for i in range(repeats):
         for kind, edit in kinds.items():
             commits[kind].append(commit(project, edit(i), f"{kind} {i}"))
-    hooks = project.hook_ids()
-    rows = [per_hook_row(kind, runs, hooks) for kind, runs in commits.items()]
+    rows = per_hook_rows(commits, project.hook_ids())
     notes = [
         f"median of {repeats} commits each; `git commit` wall time end to end, and"
         " each hook's duration as pre-commit prints it (blank: the hook had no files"
@@ -48,25 +46,38 @@ def run(quick: bool) -> Section:
         )
     return Section(
         title="Commit latency in a project generated from the template (seconds)",
-        columns=["commit", "git commit", *hooks],
+        columns=["", *commits],
         rows=rows,
         notes=notes,
     )
 
 
-def per_hook_row(kind: str, runs: list[ProcessRun], hooks: list[str]) -> list[object]:
-    durations = [hook_durations(run.stdout + run.stderr) for run in runs]
-    cells = []
-    for hook in hooks:
-        values = [seconds[hook] for seconds in durations if hook in seconds]
-        cells.append(f"{statistics.median(values):.2f}" if values else "")
-    total = statistics.median(run.seconds for run in runs)
-    return [kind, f"{total:.2f}", *cells]
+def per_hook_rows(
+    commits: dict[str, list[ProcessRun]], hooks: list[str]
+) -> list[list[object]]:
+    """A row per hook (blank: no files to check), then the sum and the total."""
+    columns = []
+    for runs in commits.values():
+        durations = [hook_durations(run.stdout + run.stderr) for run in runs]
+        column = {}
+        for hook in hooks:
+            values = [seconds[hook] for seconds in durations if hook in seconds]
+            if values:
+                column[hook] = statistics.median(values)
+        column["sum of the hooks"] = sum(column.values())
+        column["`git commit`, end to end"] = statistics.median(r.seconds for r in runs)
+        columns.append(column)
+    names = [*hooks, "sum of the hooks", "`git commit`, end to end"]
+    return [
+        [name, *(f"{column[name]:.2f}" if name in column else "" for column in columns)]
+        for name in names
+    ]
 
 
 def warm_up(project: TemplateProject) -> None:
     """One commit through every hook, so that caches and files on disk are warm."""
-    commit(project, append(project.path / "README.md", "\n"), "warm up")
+    readme = project.path / "README.md"
+    commit(project, rewrite(readme, readme.read_text() + "\nWarm-up.\n"), "warm up")
 
 
 def commit(project: TemplateProject, changed: Path, message: str) -> ProcessRun:
@@ -79,15 +90,12 @@ def commit(project: TemplateProject, changed: Path, message: str) -> ProcessRun:
     return run.check(f"git commit ({message})")
 
 
-def append(path: Path, text: str) -> Path:
-    with path.open("a", encoding="utf-8") as file:
-        file.write(text)
+def rewrite(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
     return path
 
 
 def _environ(project: TemplateProject) -> dict[str, str]:
-    import os
-
     return {
         **os.environ,
         **project.env,
