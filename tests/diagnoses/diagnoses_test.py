@@ -137,10 +137,16 @@ def test_no_gradient_names_the_parameters_and_their_share():
     found = diagnoses.diagnose(ScriptedRun(evidence))
     assert found.code == "no-gradient"
     # MLPClassifier(): body.0 16*64+64, body.3 64*64+64, head 64*4+4
-    assert found.summary.startswith("4 of 6 parameter tensors get no gradient (95%")
-    assert "5,248 of 5,508 weights" in found.evidence[0]
-    assert "frozen (requires_grad=False): body.0.weight, body.0.bias" in found.evidence
-    assert any(line.startswith("cut from the loss") for line in found.evidence)
+    assert found.summary == (
+        "4 of 6 parameter tensors get no gradient (5,248 of 5,508 weights, 95%)"
+    )
+    assert found.evidence[:2] == [
+        "frozen (requires_grad=False): body.0.weight, body.0.bias",
+        "cut from the loss (.detach(), .data or torch.no_grad()): body.3.weight,"
+        " body.3.bias",
+    ]
+    assert "only these get a gradient: head.weight, head.bias" in found.evidence
+    assert [s.split()[0] for s in found.suggestions] == ["unfreeze", "remove"]
 
 
 def test_gradless_parameters_tells_unused_modules_from_detached_ones():

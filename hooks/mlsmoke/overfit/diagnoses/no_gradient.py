@@ -22,11 +22,19 @@ _DISCONNECTED = (
     "optimizer got an empty parameter list",
 )
 
-SUGGESTIONS = [
-    "unfreeze what should train: requires_grad=True (or freeze only what you meant to)",
-    "remove .detach(), .data, .item() and torch.no_grad() from the forward pass and the"
-    " loss",
-    "make sure every module you build is called in forward, and its result is used",
+FROZEN = "frozen (requires_grad=False)"
+UNUSED = "in modules never called by forward"
+DETACHED = "cut from the loss (.detach(), .data or torch.no_grad())"
+
+SUGGESTION_BY_CAUSE = {
+    FROZEN: "unfreeze what should train: requires_grad=True (freeze only what you"
+    " meant to)",
+    UNUSED: "call every module you build in forward, and use its result",
+    DETACHED: "remove .detach(), .data and torch.no_grad() from the path between the"
+    " parameters and the loss (detach only copies kept for logging)",
+}
+SUGGESTIONS = list(SUGGESTION_BY_CAUSE.values()) + [
+    "return the loss tensor itself: .item() and torch.tensor(value) cut the graph",
 ]
 
 
@@ -45,17 +53,23 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None
     sizes = probes.parameter_sizes(run)
     names = [name for group in causes.values() for name in group]
-    lines = [_share(names, sizes)]
-    for cause, group in causes.items():
-        lines.append(f"{cause}: {_listed(group)}")
-    lines.append(f"the loss went {evidence.losses[0]:.4g} -> {evidence.losses[-1]:.4g}")
+    lines = [f"{cause}: {_listed(group)}" for cause, group in causes.items()]
+    lines += _unchanged_loss(evidence)
     return Diagnosis(
         CODE,
         f"{len(names)} of {len(evidence.requires_grad)} parameter tensors get no"
-        f" gradient ({_percent(names, sizes)} of the weights)",
+        f" gradient ({_share(names, sizes)})",
         lines,
-        SUGGESTIONS,
+        [SUGGESTION_BY_CAUSE[cause] for cause in causes],
     )
+
+
+def _unchanged_loss(evidence: Evidence) -> list[str]:
+    trainable = [n for n, on in evidence.requires_grad.items() if on]
+    learning = [n for n in trainable if evidence.first_grads.get(n)]
+    if not learning:
+        return []
+    return [f"only these get a gradient: {_listed(learning)}"]
 
 
 def gradless_parameters(evidence: Evidence) -> dict[str, list[str]]:
@@ -64,13 +78,13 @@ def gradless_parameters(evidence: Evidence) -> dict[str, list[str]]:
     causes: dict[str, list[str]] = {}
     for name, trainable in evidence.requires_grad.items():
         if not trainable:
-            cause = "frozen (requires_grad=False)"
+            cause = FROZEN
         elif evidence.first_grads.get(name, 0.0) is not None:
             continue
         elif name.rpartition(".")[0] not in used:
-            cause = "in modules never called by forward"
+            cause = UNUSED
         else:
-            cause = "cut from the loss (.detach(), .data or torch.no_grad())"
+            cause = DETACHED
         causes.setdefault(cause, []).append(name)
     return causes
 
@@ -108,16 +122,9 @@ def _disconnected_loss(run: GateRun) -> Diagnosis:
 def _share(names: list[str], sizes: dict[str, int]) -> str:
     total = sum(sizes.values())
     if not total:
-        return f"{len(names)} parameter tensors get no gradient"
+        return "an unknown share of the weights"
     count = sum(sizes.get(name, 0) for name in names)
-    return f"{count:,} of {total:,} weights get no gradient ({_percent(names, sizes)})"
-
-
-def _percent(names: list[str], sizes: dict[str, int]) -> str:
-    total = sum(sizes.values())
-    if not total:
-        return "an unknown share"
-    return f"{100 * sum(sizes.get(name, 0) for name in names) / total:.0f}%"
+    return f"{count:,} of {total:,} weights, {100 * count / total:.0f}%"
 
 
 def _listed(names: list[str]) -> str:
