@@ -44,16 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = files_with_examples(args.filenames, root, settings)
     if not files:
         return EXIT_OK
-    python = interpreter.find_project_interpreter(
-        root,
-        required_modules({file.path: file.text for file in files}, root),
-        interpreter.configured_python(root, HOOK, settings.python),
-    )
-    results = run_in_interpreter(python.path, files, root, settings.optionflags)
-    print(format_results(results), end="", flush=True)
-    missing = [result for result in results if _missing_dependency(result)]
-    if missing:
-        raise EnvironmentProblem(missing_dependency_message(missing, python))
+    results = run_where_dependencies_import(files, root, settings)
+    print(format_results(results), end="")
     failed = any(result.failures or result.file_failure for result in results)
     return EXIT_FAILED if failed else EXIT_OK
 
@@ -83,6 +75,31 @@ def files_with_examples(
         if has_examples(content):
             files[path] = ExampleFile(name, path, content.decode("utf-8", "replace"))
     return list(files.values())
+
+
+def run_where_dependencies_import(
+    files: list[ExampleFile], root: Path, settings: Settings
+) -> list[FileResult]:
+    """Run the files in the first interpreter that imports the modules they need.
+
+    The needs are read from the source. A module found missing only at run time (an
+    import hidden from that reading) joins them, and the search starts again; when no
+    interpreter has them all, the search raises EnvironmentProblem, naming them.
+    """
+    requires = set(required_modules({file.path: file.text for file in files}, root))
+    configured = interpreter.configured_python(root, HOOK, settings.python)
+    while True:
+        python = interpreter.find_project_interpreter(
+            root, sorted(requires), configured
+        )
+        results = run_in_interpreter(python.path, files, root, settings.optionflags)
+        missing = {
+            result.file_failure.missing for result in results if result.file_failure
+        }
+        missing.discard("")
+        if missing <= requires:
+            return results
+        requires |= missing
 
 
 def run_in_interpreter(
@@ -116,23 +133,6 @@ def run_in_interpreter(
         if not report.is_file():
             raise EnvironmentProblem(_no_report_message(python, completed))
         return results_from_json(json.loads(report.read_text(encoding="utf-8")))
-
-
-def missing_dependency_message(
-    missing: list[FileResult], python: interpreter.Interpreter
-) -> str:
-    modules = sorted({_missing_dependency(result) for result in missing})
-    lines = [
-        f"the project's interpreter {python.path} (from {python.origin}) cannot import "
-        f"{', '.join(modules)}, needed by:"
-    ]
-    lines += [f"  {result.path}" for result in missing]
-    lines += ["Install it there if the project depends on it."]
-    return "\n".join(lines + interpreter.how_to_point_elsewhere())
-
-
-def _missing_dependency(result: FileResult) -> str:
-    return result.file_failure.missing if result.file_failure else ""
 
 
 def _no_report_message(python: Path, completed: subprocess.CompletedProcess) -> str:
