@@ -31,6 +31,7 @@ class Case:
     options: dict[str, Any] = field(default_factory=dict)
     warnings: frozenset[str] = frozenset()
     bug: str = ""
+    says: str = ""  # a phrase the diagnosis (summary or evidence) must contain
 
     @property
     def kind(self) -> str:
@@ -118,6 +119,7 @@ BUGS = [
         lambda: models.TinyBertForSequenceClassification(num_labels=2),
         bugs.text_batch_three_labels,
         "label-range-error",
+        says="(2 outputs)",
         bug="num_labels=2 for labels 0..2",
     ),
     Case(
@@ -126,6 +128,7 @@ BUGS = [
         models.TinyBertForSequenceClassification,
         bugs.text_batch_of_lists,
         "data-error",
+        says="batch field input_ids: a list of 32",
         bug="input_ids left as Python lists",
     ),
     Case(
@@ -159,6 +162,7 @@ BUGS = [
         bugs.cnn_with_wrong_flatten_size,
         models.image_batch,
         "shape-error",
+        says="inputs of module 'head': (32, 144)",
         bug="head's in_features computed for another resolution",
     ),
     Case(
@@ -195,6 +199,7 @@ BUGS = [
         bugs.MLPWithLogOfRelu,
         models.classification_batch,
         "non-finite",
+        says="a logic error, not precision",
         loss=bugs.nll_of_log_relu,
         bug="log of ReLU outputs (log 0)",
     ),
@@ -204,6 +209,7 @@ BUGS = [
         bugs.MLPWithNaiveSoftmax,
         models.classification_batch,
         "non-finite",
+        says="a precision problem",
         loss=bugs.nll_of_probabilities,
         bug="hand-written softmax overflows float32",
     ),
@@ -214,6 +220,7 @@ BUGS = [
         bugs.mlp_with_frozen_body,
         models.classification_batch,
         "no-gradient",
+        says="frozen (requires_grad=False): body.0.weight",
         loss=models.cross_entropy,
         bug="every layer frozen but the head's bias",
     ),
@@ -223,6 +230,7 @@ BUGS = [
         bugs.CNNWithDetachedFeatures,
         models.image_batch,
         "no-gradient",
+        says="cut from the loss (.detach(), .data or torch.no_grad()): features.0",
         bug=".detach() on the conv features",
     ),
     Case(
@@ -249,6 +257,7 @@ BUGS = [
         bugs.GPTSkippingBlocks,
         models.token_batch,
         "no-gradient",
+        says="in modules never called by forward: blocks.0",
         bug="transformer blocks never called",
     ),
     # learning rate and objective
@@ -258,6 +267,7 @@ BUGS = [
         models.MLPClassifier,
         models.classification_batch,
         "lr-too-high",
+        says="at lr 0.1 it memorized",
         loss=models.cross_entropy,
         options={"lr": 1.0},
         bug="Adam at lr 1.0",
@@ -334,6 +344,7 @@ BUGS = [
         bugs.linear_regressor,
         bugs.unnormalized_regression_batch,
         "too-slow",
+        says="needs about",
         loss=bugs.mse,
         options={"optimizer": "sgd", "lr": 0.3},
         bug="input features with scales from 1 to 0.01: ill-conditioned",

@@ -37,6 +37,8 @@ def test_catalog_case(case: Case) -> None:
         case.warnings,
     ), f"{case.bug}: {result.diagnosis.summary}"
     assert result.diagnosis.summary
+    told = "\n".join([result.diagnosis.summary, *result.diagnosis.evidence])
+    assert case.says in told
     if case.kind == "bug":
         assert result.diagnosis.evidence and result.diagnosis.suggestions
 

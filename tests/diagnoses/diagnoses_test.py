@@ -175,7 +175,10 @@ def test_non_finite_at_init_reruns_in_float64(float64_losses, verdict):
     assert found.code == "non-finite"
     assert verdict in found.summary and "at init" in found.summary
     assert "first module with a non-finite output: 'head'" in found.evidence
-    assert run.probe_calls == [{"dtype": "float64"}]
+    # no target resolved at init: the probe takes the configured one
+    assert run.probe_calls == [
+        {"dtype": "float64", "target_loss": None, "target_ratio": 0.05}
+    ]
 
 
 def test_probes_are_bounded_and_shared_between_diagnoses():

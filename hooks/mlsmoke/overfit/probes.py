@@ -75,7 +75,20 @@ def memorizing_probe(probes: list[Evidence]) -> Evidence | None:
 
 def in_float64(run: GateRun) -> Evidence:
     """The same run in float64: a precision problem disappears there."""
-    return _remember(run, "float64", lambda: run.probe(dtype="float64"))
+    return _remember(
+        run, "float64", lambda: run.probe(dtype="float64", **_targets(run))
+    )
+
+
+def _targets(run: GateRun) -> dict[str, float | None]:
+    """The main run's target; the configured ones when it never resolved (a loss that
+    was not finite at init)."""
+    if run.evidence.target is not None:
+        return {}
+    return {
+        "target_loss": run.settings.target_loss,
+        "target_ratio": run.settings.target_ratio,
+    }
 
 
 def on_cpu(run: GateRun) -> Evidence:

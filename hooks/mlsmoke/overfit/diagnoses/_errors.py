@@ -60,7 +60,9 @@ def where(evidence: Evidence) -> str:
     """Where the error happened, for a summary: a module, or the loss."""
     if evidence.phase == "loss" or evidence.failed_module is None:
         return "the loss"
-    return f"module {module_name(evidence.failed_module)}"
+    if not evidence.failed_module:
+        return "the model's forward"
+    return f"module {evidence.failed_module!r}"
 
 
 def module_name(name: str) -> str:

@@ -36,9 +36,10 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     shapes = _errors.input_shapes(evidence, evidence.failed_module)
     if shapes is not None and place != "the loss":
         lines.append(f"inputs of {place}: {shapes}")
-    lines += _trail(evidence)
     if place == "the loss":
         lines += _loss_inputs(run)
+    else:
+        lines += _trail(evidence)
     return Diagnosis(CODE, f"shapes do not match in {place}", lines, SUGGESTIONS)
 
 
