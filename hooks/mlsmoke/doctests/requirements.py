@@ -48,10 +48,9 @@ def required_modules(files: dict[Path, str], root: Path) -> list[str]:
             if local is None:
                 third_party.add(top_level)
                 continue
-            for found in local:
-                if found not in seen:
-                    seen.add(found)
-                    queue.append((found, found.read_text("utf-8", "replace")))
+            for found in set(local) - seen:
+                seen.add(found)
+                queue.append((found, _read_text(found)))
     return sorted(third_party)
 
 
@@ -108,6 +107,13 @@ def project_files(dotted: str, search_roots: list[Path]) -> list[Path] | None:
             directory = directory / part
         return found
     return None
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", "replace")
+    except OSError:
+        return ""  # unreadable here, so it fails loudly in the runner instead
 
 
 def _search_roots(paths: list[Path], root: Path) -> list[Path]:
