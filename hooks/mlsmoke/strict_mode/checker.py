@@ -8,6 +8,7 @@ late), so callers can feed it a prefix of the file and read more only on demand.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 
 from mlsmoke.strict_mode import pragma
@@ -26,6 +27,7 @@ from mlsmoke.strict_mode.statements import (
 )
 
 MISSING, TOO_LATE, NO_IFS = "SM001", "SM002", "SM003"
+_SET_WORD = re.compile(r"\bset\b")
 
 
 @dataclass(frozen=True)
@@ -125,11 +127,19 @@ def _read_header(parser: Parser, required: tuple[str, ...], policy: Policy) -> H
         if prepares_only(statement):
             continue
         missing = set(required) - enabled
-        late = _late_set(statements, missing) if missing else None
+        late = _late_set(statements, missing) if _may_follow(parser, missing) else None
         return Header(
             tuple(sets), frozenset(enabled), has_ifs, statement, nested_set, late
         )
     return Header(tuple(sets), frozenset(enabled), has_ifs, None, nested_set)
+
+
+def _may_follow(parser: Parser, missing: set[str]) -> bool:
+    """Whether a late ``set`` could follow; parsing the rest is slower than a search."""
+    lexer = parser.lexer
+    return bool(missing) and (
+        not lexer.at_eof or _SET_WORD.search(lexer.text, lexer.pos) is not None
+    )
 
 
 def _late_set(statements, missing: set[str]) -> Statement | None:

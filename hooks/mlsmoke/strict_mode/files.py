@@ -17,7 +17,8 @@ from mlsmoke.strict_mode.shebang import (
     split_shebang,
 )
 
-FIRST_READ = 4096
+# Most scripts fit in one read; longer ones are read on while the decision needs it.
+FIRST_READ = 16384
 # Read by interactive or login shells, or by direnv: errexit there ends the session.
 RC_NAMES = frozenset(
     {".profile", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases"}
@@ -49,7 +50,7 @@ class Script:
         self.body_start = 0
 
     def read_more(self) -> None:
-        size = max(FIRST_READ, len(self.data))
+        size = max(FIRST_READ, 3 * len(self.data))
         chunk = self._handle.read(size)
         self.data += chunk
         self.at_eof = len(chunk) < size
