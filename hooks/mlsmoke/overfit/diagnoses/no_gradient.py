@@ -33,8 +33,10 @@ SUGGESTION_BY_CAUSE = {
     DETACHED: "remove .detach(), .data and torch.no_grad() from the path between the"
     " parameters and the loss (detach only copies kept for logging)",
 }
-SUGGESTIONS = list(SUGGESTION_BY_CAUSE.values()) + [
+GRAPH_CUT = [
     "return the loss tensor itself: .item() and torch.tensor(value) cut the graph",
+    SUGGESTION_BY_CAUSE[DETACHED],
+    SUGGESTION_BY_CAUSE[UNUSED],
 ]
 
 
@@ -100,6 +102,9 @@ def _disconnected_loss(run: GateRun) -> Diagnosis:
     evidence = run.evidence
     frozen = [name for name, on in evidence.requires_grad.items() if not on]
     lines = [_errors.raised(evidence)]
+    suggestions = GRAPH_CUT
+    if frozen:
+        suggestions = [SUGGESTION_BY_CAUSE[FROZEN]] + GRAPH_CUT
     if frozen and len(frozen) == len(evidence.requires_grad):
         lines.append(
             f"every parameter is frozen (requires_grad=False): {_listed(frozen)}"
@@ -115,7 +120,7 @@ def _disconnected_loss(run: GateRun) -> Diagnosis:
         CODE,
         "the loss does not depend on any trainable parameter",
         lines,
-        SUGGESTIONS,
+        suggestions,
     )
 
 
