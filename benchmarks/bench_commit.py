@@ -35,7 +35,8 @@ def run(quick: bool) -> Section:
             commits[kind].append(commit(project, edit(i), f"{kind} {i}"))
     rows = per_hook_rows(commits, project.hook_ids())
     notes = [
-        f"median of {repeats} commits each; `git commit` wall time end to end, and"
+        (f"median of {repeats} commits each" if repeats > 1 else "one commit each")
+        + "; `git commit` wall time end to end, and"
         " each hook's duration as pre-commit prints it (blank: the hook had no files"
         " to check); the environments were installed and one commit made beforehand"
     ]

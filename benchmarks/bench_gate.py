@@ -57,7 +57,8 @@ def run(quick: bool) -> Section:
             rows.append(row)
             notes.append(note)
     notes[:0] = (
-        f"median of {repeats} fresh processes per cell, interleaved; peak RSS is the"
+        (f"median of {repeats} fresh processes" if repeats > 1 else "one process")
+        + " per cell, interleaved; peak RSS is the"
         " largest process of the run's tree (for mlsmoke, the worker in the project's"
         f" interpreter); Adam, lr {LR}, CPU, OMP_NUM_THREADS=1 for all three",
         _import_note(imports["import torch"], imports["import torch, torch._dynamo"]),

@@ -1,0 +1,73 @@
+"""Write the last full benchmark report into README.md's benchmarks section.
+
+``python -m benchmarks.readme [REPORT.json]`` (default: ``results/latest.json``)
+replaces what lies between the section's markers, so the README always quotes one
+run, on the machine it names.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from benchmarks.report import Section
+
+HERE = Path(__file__).resolve().parent
+README = HERE.parent / "README.md"
+BEGIN, END = "<!-- benchmarks: begin -->", "<!-- benchmarks: end -->"
+PLACEHOLDER = "<!-- SECTION: benchmarks -->"
+# Sections quoted by their summary notes only; their full tables are in the report.
+SUMMARY_ONLY = ("Diagnosis catalog",)
+
+INTRO = """\
+## Benchmarks
+
+`make bench` (`python -m benchmarks`; under 15 minutes on 2 cores) runs every
+comparison side by side in one run and writes `benchmarks/results/latest.md` and
+`.json`; `make bench-quick` (`--quick`, under 2 minutes) skips the slow parts and says
+so, and the test suite runs it once. Ratios are the figures; absolute times are
+context, since the machine is shared and noisy. The last full run:
+"""
+
+
+def render(report: dict) -> str:
+    machine = report["machine"]
+    lines = [BEGIN, INTRO]
+    lines.append(
+        f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['os']},"
+        f" Python {machine['python']}, torch {machine['torch']}, Lightning"
+        f" {machine['lightning']}, pre-commit {machine['pre-commit']};"
+        f" {machine['date']}, load average {machine['load average']} at the start;"
+        f" {machine['benchmark seconds']} s in all.\n"
+    )
+    for data in report["sections"]:
+        section = Section(**data)
+        if section.title.startswith(SUMMARY_ONLY):
+            section = Section(section.title, ["summary"], [[n] for n in section.notes])
+        lines.append(section.to_markdown())
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def replace_section(readme: str, block: str) -> str:
+    if BEGIN in readme and END in readme:
+        before, rest = readme.split(BEGIN, 1)
+        return before + block + rest.split(END, 1)[1]
+    if PLACEHOLDER not in readme:
+        raise SystemExit(f"{README}: neither {PLACEHOLDER} nor {BEGIN} found")
+    return readme.replace(PLACEHOLDER, block, 1)
+
+
+def main(argv: list[str]) -> int:
+    source = Path(argv[0]) if argv else HERE / "results" / "latest.json"
+    report = json.loads(source.read_text())
+    if report["quick"]:
+        raise SystemExit(f"{source} is a --quick run: quote a full one")
+    README.write_text(replace_section(README.read_text(), render(report)))
+    print(f"README.md: benchmarks section rewritten from {source}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
