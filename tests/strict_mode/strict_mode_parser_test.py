@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlsmoke.strict_mode.lexer import NeedMore
+from mlsmoke.strict_mode.words import NeedMore
 from mlsmoke.strict_mode.parser import Parser
 
 

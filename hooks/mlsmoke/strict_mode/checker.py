@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from mlsmoke.strict_mode import pragma
-from mlsmoke.strict_mode.lexer import NeedMore
+from mlsmoke.strict_mode.words import NeedMore
 from mlsmoke.strict_mode.parser import Parser, Statement
 from mlsmoke.strict_mode.shebang import Dialect
 from mlsmoke.strict_mode.statements import (
