@@ -14,10 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import re
 import subprocess
-import tempfile
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -105,7 +104,7 @@ def accelerator_hint() -> str:
     pass on a CPU-only machine is not trusted on a GPU one)."""
     if Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidia0").exists():
         return "cuda"
-    if platform.system() == "Darwin" and platform.machine() == "arm64":
+    if sys.platform == "darwin" and os.uname().machine == "arm64":
         return "mps"
     return "cpu"
 
@@ -177,11 +176,10 @@ class PassCache:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    descriptor, partial = tempfile.mkstemp(dir=path.parent, suffix=".partial")
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
     try:
-        with os.fdopen(descriptor, "w") as file:
-            file.write(text)
+        partial.write_text(text)
         os.replace(partial, path)
     except BaseException:
-        Path(partial).unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
         raise
