@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import math
 
 import pytest
 
+from mlsmoke.overfit import spawn
 from mlsmoke.overfit.report import progress_line, sparkline, verdict_block
 from mlsmoke.overfit.result import Diagnosis, Result, Warning
+from mlsmoke.overfit.settings import GateSettings
 
 
 @pytest.mark.parametrize(
@@ -65,3 +68,22 @@ def test_result_json_round_trip():
     data = result.to_json()
     assert data["verdict"] == "pass" and data["diagnosis"]["code"] == "memorized"
     assert Result.from_json(data) == result
+
+
+def test_progress_is_drawn_on_a_terminal_and_cleared(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(spawn.sys, "stderr", terminal)
+    lines = io.StringIO('{"gate": "mlp", "step": 0, "loss": 1.5}\nnot json\n')
+    drawer = spawn._ProgressDrawer(lines, [GateSettings("mlp", "m:f", "b:f")])
+    drawer.run()
+    assert terminal.getvalue() == ("\r\033[Koverfit mlp: step 0/300  loss 1.5\r\033[K")
+
+
+def test_no_progress_when_not_a_terminal(monkeypatch, capsys):
+    lines = io.StringIO('{"gate": "mlp", "step": 0, "loss": 1.5}\n')
+    spawn._ProgressDrawer(lines, [GateSettings("mlp", "m:f", "b:f")]).run()
+    assert capsys.readouterr().err == ""
