@@ -2,7 +2,8 @@
 every bug caught, and is the diagnosis code right?
 
 Each case runs through ``mlsmoke.overfit.check`` on the CPU at the commit tier, probes
-and checks included, so the seconds are what a failing commit costs. ``--quick`` runs
+and checks included, so the seconds are what a failing commit costs; ``probes`` counts
+the short training re-runs the diagnoses asked for. ``--quick`` runs
 one case per expected code. Run alone: ``python -m benchmarks.bench_catalog``.
 """
 
@@ -28,6 +29,7 @@ COLUMNS = [
     "code given",
     "warnings",
     "steps",
+    "probes",
     "seconds",
 ]
 
@@ -70,8 +72,15 @@ def row(outcome: Outcome) -> list[object]:
         given,
         warnings,
         outcome.result.steps,
+        _probes(outcome),
         round(outcome.seconds, 2),
     ]
+
+
+def _probes(outcome: Outcome) -> str:
+    if not outcome.probe_steps:
+        return "-"
+    return f"{len(outcome.probe_steps)} ({sum(outcome.probe_steps)} steps)"
 
 
 def summary(outcomes: list[Outcome]) -> list[str]:
@@ -84,7 +93,9 @@ def summary(outcomes: list[Outcome]) -> list[str]:
     shown = sum(o.warnings == o.case.warnings for o in warned)
     seconds = sum(o.seconds for o in outcomes)
     slowest = max(outcomes, key=lambda o: o.seconds)
-    return [
+    trained = [o for o in bugs if o.result.steps]
+    costliest = max(trained, key=lambda o: o.probe_cost, default=None)
+    lines = [
         f"correct models passed, with no warning: {passed}/{len(correct)}",
         f"bugs caught (verdict fail): {caught}/{len(bugs)}",
         f"right diagnosis code: {right}/{len(bugs)} ({_percent(right, len(bugs))})",
@@ -92,6 +103,12 @@ def summary(outcomes: list[Outcome]) -> list[str]:
         f"{len(outcomes)} cases in {seconds:.1f} s; slowest {slowest.case.name}"
         f" ({slowest.seconds:.1f} s, training plus probes)",
     ]
+    if costliest is not None:
+        lines.append(
+            f"probes cost at most {costliest.probe_cost:.1f}x the run's own steps"
+            f" ({costliest.case.name}: {len(costliest.probe_steps)} re-runs)"
+        )
+    return lines
 
 
 def _percent(part: int, whole: int) -> str:

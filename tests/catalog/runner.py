@@ -1,11 +1,13 @@
-"""Run one catalog case through the gate's Python API."""
+"""Run one catalog case through the gate, as ``mlsmoke.overfit.check`` does, keeping the
+probes it ran."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
-from mlsmoke.overfit.api import check
+from mlsmoke.overfit import api
+from mlsmoke.overfit.gate import run_gate
 from mlsmoke.overfit.result import Result
 
 from .cases import Case
@@ -16,6 +18,7 @@ class Outcome:
     case: Case
     result: Result
     seconds: float  # the whole gate: training, probes, checks
+    probe_steps: list[int]  # optimizer steps of each probe re-run
 
     @property
     def code(self) -> str:
@@ -29,12 +32,34 @@ class Outcome:
     def right(self) -> bool:
         return self.code == self.case.code and self.warnings == self.case.warnings
 
+    @property
+    def probe_cost(self) -> float:
+        """Probe training relative to the run itself, in optimizer steps."""
+        return sum(self.probe_steps) / max(self.result.steps, 1)
+
 
 def run_case(case: Case) -> Outcome:
-    """The case through the Python API, on the CPU, at the commit tier."""
-    options = dict(case.options)
+    """The case on the CPU at the commit tier, with the Python API's settings."""
+    options = {
+        "optimizer": "adam",
+        "lr": None,
+        "max-steps": None,
+        "target-loss": None,
+        "target-ratio": None,
+        "device": "cpu",
+        "seed": 0,
+        "timeout": None,
+    }
+    options.update({key.replace("_", "-"): v for key, v in case.options.items()})
+    settings = api._settings(options, "commit")
+    factories = {"model": case.model, "batch": case.batch}
+    if case.loss is not None:
+        factories["loss"] = case.loss
     if case.optimizer is not None:
-        options["optimizer"] = case.optimizer
+        factories["optimizer"] = case.optimizer
+        settings.optimizer, settings.lr = "custom", None
     started = time.perf_counter()
-    result = check(case.model, case.batch, case.loss, device="cpu", **options)
-    return Outcome(case, result, time.perf_counter() - started)
+    result, run = run_gate(settings, factories=factories)
+    seconds = time.perf_counter() - started
+    probes = [] if run is None else [probe.steps for probe in run.probes]
+    return Outcome(case, result, seconds, probes)
