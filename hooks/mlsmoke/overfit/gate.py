@@ -102,7 +102,22 @@ def run_gate(
         loaded.get("loss"),
         build_optimizer,
     )
-    return _result(settings, evidence, diagnose(run), _warnings(run)), run
+    diagnosis = _mention_timeout(diagnose(run), evidence, settings)
+    return _result(settings, evidence, diagnosis, _warnings(run)), run
+
+
+def _mention_timeout(
+    diagnosis: Diagnosis, evidence: Evidence, settings: GateSettings
+) -> Diagnosis:
+    """Whatever the diagnosis, a run cut short by the timeout says so."""
+    text = " ".join([diagnosis.summary, *diagnosis.evidence])
+    if evidence.timed_out and "timeout" not in text:
+        diagnosis.evidence.insert(
+            0,
+            f"stopped at the timeout ({settings.timeout:g} s) after {evidence.steps}"
+            f" of {settings.max_steps} steps",
+        )
+    return diagnosis
 
 
 def _warnings(run: GateRun) -> list:
