@@ -69,6 +69,21 @@ def test_device_side_assert_is_rerun_on_the_cpu_and_named_a_label_range_error():
     assert "values 0..4" in text
 
 
+def test_a_cpu_rerun_made_by_the_gate_is_read_as_it_is():
+    cuda = Evidence(device="cuda", error=RuntimeError("CUDA error: device-side assert"))
+    cpu = Evidence(
+        device="cpu",
+        error=IndexError("Target 4 is out of bounds."),
+        phase="loss",
+        rerun_of=cuda,
+    )
+    run = ScriptedRun(cpu, batch=_labels_beyond_logits)
+    found = diagnoses.diagnose(run)
+    assert found.code == "label-range-error"
+    assert found.evidence[0].startswith("on cuda: a device-side assert")
+    assert run.probe_calls == []
+
+
 def _labels_beyond_logits():
     x, _ = models.classification_batch()
     return x, torch.arange(len(x)) % 5

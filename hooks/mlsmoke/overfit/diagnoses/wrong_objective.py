@@ -101,5 +101,9 @@ def _falls_without_bound(run: GateRun) -> Diagnosis | None:
             f" -> {losses[-1]:.4g}",
             "a loss to minimize is bounded below, usually by 0",
         ],
-        SUGGESTIONS,
+        SUGGESTIONS
+        + [
+            "if the loss is meant to go negative (a log-likelihood of continuous"
+            " data), set an absolute target-loss instead of target-ratio",
+        ],
     )
