@@ -51,7 +51,7 @@ def test_digest_follows_content(tmp_path):
     assert files_digest(tmp_path, ["a.py"]) != before
 
 
-def test_key_follows_settings_tier_and_device():
+def test_key_follows_settings_tier_device_and_interpreter(monkeypatch):
     gate = GateSettings(name="default", model="m:f", batch="b:f")
     key = cache_key(gate, "auto", "files")
     assert key == cache_key(gate, "auto", "files")
@@ -59,6 +59,8 @@ def test_key_follows_settings_tier_and_device():
                                          tier="pr"), "auto", "files")  # fmt: skip
     assert key != cache_key(gate, "cpu", "files")
     assert key != cache_key(gate, "auto", "other files")
+    monkeypatch.setenv("MLSMOKE_PYTHON", "/other/venv/bin/python")
+    assert key != cache_key(gate, "auto", "files")
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import mlsmoke
+from mlsmoke.interpreter import ENV_VARIABLE
 from mlsmoke.overfit.result import Result
 from mlsmoke.overfit.settings import GateSettings
 
@@ -116,6 +117,8 @@ def cache_key(settings: GateSettings, device: str, files: str) -> str:
         "device": device,
         "accelerator": accelerator_hint(),
         "files": files,
+        # An explicit interpreter may hold another torch: choosing another is a change.
+        "interpreter": os.environ.get(ENV_VARIABLE, ""),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
