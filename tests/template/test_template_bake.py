@@ -77,7 +77,7 @@ def test_non_default_answers_reach_every_file(bake: Bake) -> None:
     assert pyproject["project"]["description"] == NON_DEFAULT["description"]
     assert pyproject["project"]["authors"] == [{"name": NON_DEFAULT["author_name"]}]
     assert pyproject["project"]["requires-python"] == ">=3.12"
-    assert pyproject["project"]["dependencies"] == ["torch==2.12.1"]
+    assert pyproject["project"]["dependencies"] == ["numpy>=1.26", "torch==2.12.1"]
     assert pyproject["tool"]["black"]["target-version"] == ["py312"]
     assert pyproject["tool"]["mlsmoke"]["overfit"] == {
         "model": f"{package}.model:build_model",
