@@ -124,15 +124,15 @@ def test_pipefail_in_sh_when_configured() -> None:
 SAMPLES = [script for script, _ in ROUND_TRIPS.values()]
 
 
-@pytest.mark.parametrize("shell", ["bash", "dash"])
+@pytest.mark.parametrize("shell", ["bash", "dash", "ksh"])
 def test_fixed_scripts_still_parse(shell: str, tmp_path: Path) -> None:
     if shutil.which(shell) is None:
         pytest.skip(f"{shell} is not installed")
-    samples = (
-        SAMPLES
-        if shell == "bash"
-        else ["#!/bin/sh\n" + RUN, "#!/bin/sh\nset -e\n" + RUN]
-    )
+    samples = {
+        "bash": SAMPLES,
+        "dash": ["#!/bin/sh\n" + RUN, "#!/bin/sh\nset -e\n" + RUN],
+        "ksh": ["#!/bin/ksh\n" + RUN, "#!/bin/ksh\nset -o errexit\n" + RUN],
+    }[shell]
     for index, script in enumerate(samples):
         path = tmp_path / f"{index}.sh"
         path.write_text(fixed(script) or "", newline="")
