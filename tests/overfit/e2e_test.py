@@ -3,6 +3,7 @@ project's .venv has it, and mlsmoke finds it there without being installed in it
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -43,8 +44,9 @@ def torch_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def python_can_import(python: Path, module: str) -> bool:
-    return subprocess.run([str(python), "-c", f"import {module}"],
-                          capture_output=True).returncode == 0  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    command = [str(python), "-c", f"import {module}"]
+    return subprocess.run(command, capture_output=True, env=env).returncode == 0
 
 
 @pytest.mark.e2e
@@ -66,7 +68,7 @@ def test_overfit_batch_under_pre_commit(
         python, "mlsmoke"
     )
     # PATH holds no interpreter with torch: mlsmoke must find the project's .venv.
-    env = {"PATH": "/usr/bin:/bin", "MLSMOKE_PYTHON": ""}
+    env = {"PATH": "/usr/bin:/bin", "MLSMOKE_PYTHON": "", "PYTHONPATH": ""}
 
     first = run_pre_commit(
         project, "run", "overfit-batch", "--all-files", "-v", env=env
