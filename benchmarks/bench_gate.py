@@ -53,7 +53,11 @@ def run(quick: bool) -> Section:
         }
         rows, notes = [], []
         for name in models:
-            row, note = compare(project, name, repeats)
+            dynamo = (
+                imports["import torch, torch._dynamo"].seconds
+                - imports["import torch"].seconds
+            )
+            row, note = compare(project, name, repeats, dynamo)
             rows.append(row)
             notes.append(note)
     notes[:0] = (
@@ -86,8 +90,11 @@ def run(quick: bool) -> Section:
     )
 
 
-def compare(project: Path, name: str, repeats: int) -> tuple[list[object], str]:
-    """One table row for ``name``, and the breakdown of the gate's time."""
+def compare(
+    project: Path, name: str, repeats: int, dynamo_seconds: float
+) -> tuple[list[object], str]:
+    """One table row for ``name``, and the breakdown of the gate's time.
+    ``dynamo_seconds`` is what importing torch._dynamo costs the bare loop."""
     steps = run_gate(project, name).steps  # the untimed warm-up fixes N
     runners = {
         "gate": lambda: run_gate(project, name),
@@ -132,13 +139,16 @@ def compare(project: Path, name: str, repeats: int) -> tuple[list[object], str]:
     bare_loop = statistics.median(
         json.loads(run.stdout)["seconds"] for run in bare_runs
     )
+    lean_bare = bare.seconds - dynamo_seconds
     note = (
         f"{MODELS[name]}: target loss {gate_outcomes[0].target:.3g} reached in"
         f" {steps} steps. mlsmoke {gate.seconds:.2f} s: {gate_loop:.2f} s in its"
         " training run (its --json seconds), the rest in its CLI, the interpreter"
         " probe, Python and torch start-up, and the checks (which run first and"
         f" warm torch up); bare loop {bare.seconds:.2f} s: {bare_loop:.2f} s from"
-        " building the model to its last step, first calls included"
+        " building the model to its last step, first calls included; without"
+        f" torch._dynamo's import it would take about {lean_bare:.2f} s, and mlsmoke"
+        f" {ratio(gate.seconds, lean_bare)} of that"
     )
     return row, note
 
