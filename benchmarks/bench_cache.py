@@ -87,5 +87,6 @@ def run(quick: bool) -> Section:
 
 
 def hook_script(home: Path) -> Path:
-    (environment,) = home.glob("repo*/py_env-*")
-    return environment / "bin" / "mlsmoke"
+    """The ``mlsmoke`` console script of the hook environment pre-commit built."""
+    (script,) = home.glob("repo*/py_env-*/bin/mlsmoke")
+    return script
