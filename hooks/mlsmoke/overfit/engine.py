@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
 
@@ -33,18 +34,44 @@ from mlsmoke.overfit.objective import call_model, check_loss, default_loss, desc
 StepCallback = Callable[[int, float], None]
 
 
-class _Phase:
-    """Where the run is; read when something raises."""
+@dataclass
+class _Run:
+    """One call of train(): what it was given, where it is, and what it holds."""
 
-    def __init__(self) -> None:
-        self.name = "model"
+    evidence: Evidence
+    model_factory: Callable[[], Any]
+    batch_factory: Callable[[], Any]
+    loss_fn: Callable[[Any, Any], Any] | None
+    optimizer_factory: Callable[[list, float | None], Any]
+    lr: float | None
+    target_loss: float | None
+    target_ratio: float | None
+    timeout: float
+    on_step: StepCallback | None
+    phase: str = "model"  # read when something raises
+    started: float = field(default_factory=time.perf_counter)
+    model: Any = None
+    batch: Any = None
+    trace: instruments.ModuleTrace | None = None
+    threads: int | None = None
+
+    def forward(self) -> torch.Tensor:
+        self.phase = "forward"
+        if self.loss_fn is not None:
+            return check_loss(self.loss_fn(self.model, self.batch), from_callable=True)
+        output = call_model(self.model, self.batch)
+        self.phase = "loss"
+        return check_loss(default_loss(output), from_callable=False)
+
+    def out_of_time(self) -> bool:
+        return time.perf_counter() - self.started > self.timeout
 
 
 def train(
     model_factory: Callable[[], Any],
     batch_factory: Callable[[], Any],
     loss_fn: Callable[[Any, Any], Any] | None,
-    optimizer_factory: Callable[[list, float | None], torch.optim.Optimizer],
+    optimizer_factory: Callable[[list, float | None], Any],
     *,
     lr: float | None,
     max_steps: int,
@@ -61,94 +88,61 @@ def train(
     evidence = Evidence(
         device=device, dtype=dtype or "float32", lr=lr or 0.0, max_steps=max_steps
     )
-    phase = _Phase()
-    started = time.perf_counter()
-    state: dict[str, Any] = {}
+    run = _Run(evidence, model_factory, batch_factory, loss_fn, optimizer_factory,
+               lr, target_loss, target_ratio, timeout, on_step)  # fmt: skip
     with deterministic(seed):
         try:
-            _loop(
-                evidence,
-                phase,
-                state,
-                started,
-                model_factory,
-                batch_factory,
-                loss_fn,
-                optimizer_factory,
-                lr,
-                target_loss,
-                target_ratio,
-                timeout,
-                on_step,
-            )
+            _train(run)
         except (Exception, SystemExit) as error:
-            _record_error(evidence, phase.name, error, state, loss_fn)
+            _record_error(run, error)
         finally:
-            evidence.seconds = time.perf_counter() - started
-            restore_cpu_threads(state.get("threads"))
-            state.clear()
+            evidence.seconds = time.perf_counter() - run.started
+            restore_cpu_threads(run.threads)
+            run.model = run.batch = run.trace = None
             if evidence.cuda_error:
                 release_cuda_memory(device)
     return evidence
 
 
-def _loop(
-    evidence: Evidence,
-    phase: _Phase,
-    state: dict[str, Any],
-    started: float,
-    model_factory: Callable[[], Any],
-    batch_factory: Callable[[], Any],
-    loss_fn: Callable[[Any, Any], Any] | None,
-    optimizer_factory: Callable[[list, float | None], torch.optim.Optimizer],
-    lr: float | None,
-    target_loss: float | None,
-    target_ratio: float | None,
-    timeout: float,
-    on_step: StepCallback | None,
-) -> None:
-    dtype = getattr(torch, evidence.dtype)
-    phase.name = "model"
-    model = state["model"] = _build_model(model_factory, evidence, dtype)
-    state["threads"] = limit_cpu_threads(evidence.device, evidence.parameter_count)
-    phase.name = "batch"
-    batch = state["batch"] = _build_batch(batch_factory, evidence, dtype)
-    phase.name = "optimizer"
-    optimizer = optimizer_factory(list(model.parameters()), lr)
+def _train(run: _Run) -> None:
+    """The textbook loop; instruments observe it at step 0 and when a loss or a
+    gradient goes non-finite."""
+    evidence = run.evidence
+    model = _build_model(run)
+    _build_batch(run)
+    run.phase = "optimizer"
+    optimizer = run.optimizer_factory(list(model.parameters()), run.lr)
     evidence.lr = float(optimizer.param_groups[0]["lr"])
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
     model.train()
 
-    def forward() -> torch.Tensor:
-        return _forward_loss(model, batch, loss_fn, phase)
-
     for step in range(evidence.max_steps + 1):
         if step == 0:
-            with instruments.traced_modules(model) as trace:
-                state["trace"] = trace
-                loss = forward()
-            evidence.module_inputs, evidence.module_order = trace.inputs, trace.order
+            with instruments.traced_modules(model) as run.trace:
+                loss = run.forward()
+            evidence.module_inputs = run.trace.inputs
+            evidence.module_order = run.trace.order
         else:
-            loss = forward()
+            loss = run.forward()
         value = loss.item()
         evidence.losses.append(value)
-        if on_step is not None:
-            on_step(step, value)
+        if run.on_step is not None:
+            run.on_step(step, value)
         if not math.isfinite(value):
-            _record_nonfinite(evidence, model, forward, loss)
+            _record_nonfinite(run, loss)
             return
         if evidence.target is None:
-            evidence.target = resolve_target(value, target_loss, target_ratio)
+            evidence.target = resolve_target(value, run.target_loss, run.target_ratio)
         if value <= evidence.target:
             evidence.reached = True
             return
         if step == evidence.max_steps:
             return
-        if time.perf_counter() - started > timeout:
+        if run.out_of_time():
             evidence.timed_out = True
             return
 
-        phase.name = "backward"
+        run.phase = "backward"
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         evidence.grad_norms.append(instruments.total_grad_norm(parameters))
@@ -158,7 +152,7 @@ def _loop(
             evidence.first_nonfinite_grad = evidence.first_nonfinite_grad or (
                 instruments.first_nonfinite_grad(model)
             )
-        phase.name = "step"
+        run.phase = "step"
         optimizer.step()
 
 
@@ -184,10 +178,10 @@ def resolve_target(
     return min(targets)
 
 
-def _build_model(
-    model_factory: Callable[[], Any], evidence: Evidence, dtype: torch.dtype
-) -> torch.nn.Module:
-    model = model_factory()
+def _build_model(run: _Run) -> torch.nn.Module:
+    run.phase = "model"
+    evidence = run.evidence
+    model = run.model_factory()
     if not isinstance(model, torch.nn.Module):
         raise ProjectProblem(
             "not-a-module",
@@ -202,13 +196,15 @@ def _build_model(
             f"the model ({type(model).__name__}) has no parameters to train",
             config_key="model",
         )
-    return model_to(model, evidence.device, dtype)
+    run.model = model_to(model, evidence.device, _dtype(evidence))
+    run.threads = limit_cpu_threads(evidence.device, evidence.parameter_count)
+    return run.model
 
 
-def _build_batch(
-    batch_factory: Callable[[], Any], evidence: Evidence, dtype: torch.dtype
-) -> Any:
-    batch = batch_factory()
+def _build_batch(run: _Run) -> Any:
+    run.phase = "batch"
+    evidence = run.evidence
+    batch = run.batch_factory()
     tensors = tensors_in(batch)
     if not tensors:
         raise ProjectProblem(
@@ -218,64 +214,48 @@ def _build_batch(
         )
     if tensors[0].dim() > 0:
         evidence.batch_size = int(tensors[0].shape[0])
-    cast = dtype if dtype != torch.float32 else None
-    return batch_to(batch, evidence.device, cast)
+    dtype = _dtype(evidence)
+    run.batch = batch_to(
+        batch, evidence.device, None if dtype == torch.float32 else dtype
+    )
+    return run.batch
 
 
-def _forward_loss(
-    model: torch.nn.Module,
-    batch: Any,
-    loss_fn: Callable[[Any, Any], Any] | None,
-    phase: _Phase,
-) -> torch.Tensor:
-    phase.name = "forward"
-    if loss_fn is not None:
-        return check_loss(loss_fn(model, batch), from_callable=True)
-    output = call_model(model, batch)
-    phase.name = "loss"
-    return check_loss(default_loss(output), from_callable=False)
+def _dtype(evidence: Evidence) -> torch.dtype:
+    return getattr(torch, evidence.dtype)
 
 
-def _record_nonfinite(
-    evidence: Evidence, model: torch.nn.Module, forward: Callable, loss: torch.Tensor
-) -> None:
+def _record_nonfinite(run: _Run, loss: torch.Tensor) -> None:
     """Name the first module whose output, and the parameter whose gradient, went
     non-finite; the loop stops after this."""
+    evidence = run.evidence
     try:
-        model.zero_grad(set_to_none=True)
+        run.model.zero_grad(set_to_none=True)
         loss.backward()
         evidence.first_nonfinite_grad = evidence.first_nonfinite_grad or (
-            instruments.first_nonfinite_grad(model)
+            instruments.first_nonfinite_grad(run.model)
         )
     except RuntimeError:
         pass
-    evidence.first_nonfinite_output = instruments.replay_forward(
-        model, forward
-    ).first_nonfinite
+    replay = instruments.replay_forward(run.model, run.forward)
+    evidence.first_nonfinite_output = replay.first_nonfinite
 
 
-def _record_error(
-    evidence: Evidence,
-    phase: str,
-    error: BaseException,
-    state: dict[str, Any],
-    loss_fn: Callable[[Any, Any], Any] | None,
-) -> None:
-    evidence.error, evidence.phase = error, phase
+def _record_error(run: _Run, error: BaseException) -> None:
+    evidence = run.evidence
+    evidence.error, evidence.phase = error, run.phase
     evidence.cuda_error = classify_cuda_error(error)
     if evidence.cuda_error == OUT_OF_MEMORY:
         evidence.memory = memory_figures(evidence.device)
     if not isinstance(error, ProjectProblem):
         evidence.user_traceback = instruments.user_traceback(error)
-    if phase in ("forward", "loss") and evidence.cuda_error is None:
-        trace = state.get("trace")
-        if trace is None or evidence.losses:  # past step 0: replay to find the module
-            model, batch = state["model"], state["batch"]
-            trace = instruments.replay_forward(
-                model, lambda: _forward_loss(model, batch, loss_fn, _Phase())
-            )
-        evidence.failed_module = trace.failed
-        evidence.module_inputs = evidence.module_inputs or trace.inputs
-        evidence.module_order = evidence.module_order or trace.order
-        if loss_fn is not None and trace.failed is None:
-            evidence.phase = "loss"
+    if run.phase not in ("forward", "loss") or evidence.cuda_error is not None:
+        return
+    trace = run.trace
+    if trace is None or evidence.losses:  # past step 0: replay to find the module
+        trace = instruments.replay_forward(run.model, run.forward)
+    evidence.failed_module = trace.failed
+    evidence.module_inputs = evidence.module_inputs or trace.inputs
+    evidence.module_order = evidence.module_order or trace.order
+    if run.loss_fn is not None and trace.failed is None:
+        evidence.phase = "loss"
