@@ -18,7 +18,10 @@ from mlsmoke.errors import ConfigError
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+    try:
+        import tomli as tomllib
+    except ImportError:  # a project interpreter running mlsmoke's worker reads no TOML
+        tomllib = None
 
 PYPROJECT = "pyproject.toml"
 TOOL_PATH = "tool.mlsmoke"
