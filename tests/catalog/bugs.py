@@ -251,5 +251,11 @@ class GRUWithViewForTranspose(GRUClassifier):
         return self.head(out[-1])  # (B, hidden) -> (B, classes)
 
 
+def raw_pixel_batch() -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(1234)
+    images = torch.randint(0, 256, (models.SAMPLES, 1, 12, 12), generator=g)
+    return images.float(), torch.arange(models.SAMPLES) % CLASSES  # bug: not / 255
+
+
 def mlp_with_dropout() -> MLPClassifier:
     return MLPClassifier(dropout=0.1)

@@ -372,6 +372,14 @@ WARNINGS = [
         bug="last layer's init scaled by 40",
     ),
     Case(
+        "cnn-raw-pixels",
+        CNN,
+        models.CNNClassifier,
+        bugs.raw_pixel_batch,
+        warnings=frozenset({"init-loss"}),
+        bug="pixels 0..255, never normalized (the model returns only its loss)",
+    ),
+    Case(
         "mlp-single-class-batch",
         MLP,
         models.MLPClassifier,

@@ -106,3 +106,16 @@ def test_relative_progress_ignores_nonfinite_values() -> None:
 
 def test_short_curves_are_read_as_plateaus() -> None:
     assert curve.classify_curve([1.0, 0.9], 0.1).shape == curve.PLATEAU
+
+
+@pytest.mark.parametrize(
+    ("losses", "step"),
+    [
+        ([2.3, 4.8, 2.2] + [2.3] * 20, 1),
+        ([2.3, 2.5, 2.2] + [2.3] * 20, None),  # a wobble, not a spike
+        ([2.3] * 10 + [9.0] + [2.3] * 10, None),  # late: not the first update's doing
+        ([math.nan, 9.0, 2.0], None),
+    ],
+)
+def test_early_spike(losses: list[float], step: int | None) -> None:
+    assert curve.early_spike(losses) == step

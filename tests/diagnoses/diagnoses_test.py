@@ -225,6 +225,19 @@ def test_a_sweep_stops_at_the_first_learning_rate_that_memorizes():
     assert len(run.probe_calls) == 1
 
 
+def test_a_spike_that_leaves_a_plateau_is_a_learning_rate_too_high():
+    # measured on a CNN at Adam 1e-2: one update kills its ReLUs, the loss then stalls
+    losses = [2.302, 4.829, 2.207, 2.282] + [2.30 - 0.0002 * i for i in range(60)]
+    evidence = Evidence(lr=0.01, target=0.115, losses=losses)
+
+    def lower(**overrides: Any) -> Evidence:
+        return Evidence(lr=overrides["lr"], losses=[2.3, 1.0, 0.1], reached=True)
+
+    found = diagnoses.diagnose(ScriptedRun(evidence, lower))
+    assert found.code == "lr-too-high"
+    assert "jumps to 4.829 at step 1 and then stalls" in found.summary
+
+
 def test_a_loss_falling_below_zero_without_bound_is_a_wrong_objective():
     evidence = Evidence(lr=0.01, target=0.07, losses=[0.5 - i for i in range(20)])
     found = diagnoses.diagnose(ScriptedRun(evidence))

@@ -25,6 +25,8 @@ PLATEAU_STEP_FACTOR = 30
 EXPLOSION_FACTOR = 4.0
 # Swings smaller than this fraction of the loss scale are noise, not oscillation.
 SWING_FRACTION = 0.02
+# A jump of this fraction of the initial loss in one update is a spike.
+SPIKE_FRACTION = 0.5
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,19 @@ def tail_level(losses: Sequence[float]) -> float:
     """The median of the last quarter of the curve (robust to one spike)."""
     tail = sorted(losses[-max(1, len(losses) // 4) :])
     return tail[len(tail) // 2]
+
+
+def early_spike(losses: Sequence[float]) -> int | None:
+    """The step of a jump well above the initial loss in the curve's first quarter:
+    one update too large, which can kill ReLUs and leave a plateau behind it."""
+    initial = losses[0] if losses else 0.0
+    if not losses or not math.isfinite(initial):
+        return None
+    window = losses[1 : max(2, len(losses) // 4)]
+    for step, value in enumerate(window, start=1):
+        if value > initial + SPIKE_FRACTION * max(abs(initial), 1e-8):
+            return step
+    return None
 
 
 def first_nonfinite(losses: Sequence[float]) -> int | None:

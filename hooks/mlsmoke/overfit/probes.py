@@ -196,6 +196,7 @@ class ForwardCapture:
     kwargs: dict[str, Any] = field(default_factory=dict)
     output: Any = None
     last_layer_outputs: int | None = None  # size of the last leaf module's last dim
+    last_linear_output: torch.Tensor | None = None  # for models that return only a loss
 
 
 def capture_forward(run: GateRun) -> ForwardCapture | None:
@@ -230,6 +231,8 @@ def _recording(model: torch.nn.Module, capture: ForwardCapture) -> Iterator[None
     def on_leaf(module: Any, args: tuple, output: Any) -> None:
         if isinstance(output, torch.Tensor) and output.dim() >= 2:
             capture.last_layer_outputs = int(output.shape[-1])
+            if isinstance(module, torch.nn.Linear):
+                capture.last_linear_output = output
 
     handles = [model.register_forward_hook(on_call, with_kwargs=True)]
     handles += [
@@ -248,6 +251,15 @@ def _loss_of(run: GateRun, model: torch.nn.Module, batch: Any) -> Any:
     if run.loss_fn is not None:
         return run.loss_fn(model, batch)
     return default_loss(call_model(model, batch))
+
+
+def class_logits(capture: ForwardCapture) -> torch.Tensor | None:
+    """The logits of a forward: in the model's output, or, for a model that returns only
+    its loss, the output of its last linear layer."""
+    found = logits_of(capture.output)
+    if found is None and capture.last_linear_output is not None:
+        found = capture.last_linear_output
+    return found
 
 
 def logits_of(output: Any) -> torch.Tensor | None:

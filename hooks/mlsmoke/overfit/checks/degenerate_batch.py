@@ -15,7 +15,7 @@ def check(run: GateRun) -> list[Warning]:
     capture = probes.capture_forward(run)
     if capture is None:
         return []
-    name, targets = target_field(capture.batch, capture.output)
+    name, targets = target_field(capture.batch, probes.class_logits(capture))
     if targets is None:
         return []
     valid = targets[targets != -100]
@@ -31,11 +31,10 @@ def check(run: GateRun) -> list[Warning]:
     ]
 
 
-def target_field(batch, output) -> tuple[str, object]:
-    """The class-index field: matched to the logits' shape when the model returns
-    logits, else an integer field with a usual target name."""
+def target_field(batch, logits) -> tuple[str, object]:
+    """The class-index field: matched to the logits' shape when they are known, else an
+    integer field with a usual target name."""
     fields = probes.batch_fields(batch)
-    logits = probes.logits_of(output)
     if logits is not None and logits.dim() >= 2:
         found = probes.class_targets(batch, logits)
         if found is not None:

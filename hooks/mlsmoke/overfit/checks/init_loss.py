@@ -28,9 +28,9 @@ def check(run: GateRun) -> list[Warning]:
         Warning(
             CODE,
             f"the loss at init is {losses[0]:.4g}, far from -log(1/{classes}) ="
-            f" {expected:.4g} for a {classes}-class cross-entropy: check the init of"
-            " the last layer (too large weights make confident wrong guesses) and"
-            " that the loss is the intended one",
+            f" {expected:.4g} for a {classes}-class cross-entropy: check that the"
+            " inputs are normalized, the init of the last layer (too large weights"
+            " make confident wrong guesses), and that the loss is the intended one",
         )
     ]
 
@@ -47,7 +47,7 @@ def class_count(run: GateRun) -> int | None:
     capture = probes.capture_forward(run)
     if capture is None:
         return None
-    logits = probes.logits_of(capture.output)
+    logits = probes.class_logits(capture)
     if logits is None or logits.dim() < 2 or logits.shape[-1] < 2:
         return None
     targets = probes.class_targets(capture.batch, logits)
