@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import torch
 
-from mlsmoke.overfit import diagnoses
+from mlsmoke.overfit import diagnoses, probes
 from mlsmoke.overfit.checks import batch_mixing, init_loss
 from mlsmoke.overfit.diagnoses import data_error, no_gradient
 from mlsmoke.overfit.evidence import (
@@ -192,7 +192,7 @@ def test_non_finite_at_init_reruns_in_float64(float64_losses, verdict):
     assert "first module with a non-finite output: 'head'" in found.evidence
     # no target resolved at init: the probe takes the configured one
     assert run.probe_calls == [
-        {"dtype": "float64", "target_loss": None, "target_ratio": 0.05}
+        {"dtype": "float64", "timeout": 5.0, "target_loss": None, "target_ratio": 0.05}
     ]
 
 
@@ -206,8 +206,21 @@ def test_probes_are_bounded_and_shared_between_diagnoses():
     found = diagnoses.diagnose(run)
     assert found.code == "not-learning"
     # lr-too-low and not-learning both read the same two higher-lr probes
-    assert run.probe_calls == [{"lr": pytest.approx(0.1)}, {"lr": pytest.approx(1.0)}]
+    assert [call["lr"] for call in run.probe_calls] == [
+        pytest.approx(0.1),
+        pytest.approx(1.0),
+    ]
     assert "at lr 0.1: loss" in "\n".join(found.evidence)
+
+
+def test_a_probe_may_take_twice_the_run_never_more_than_the_timeout():
+    evidence = Evidence(lr=0.01, target=0.07, losses=plateau(), seconds=20.0)
+    run = ScriptedRun(evidence)
+    assert probes.probe_timeout(run) == 40.0
+    run.evidence.seconds = 45.0
+    assert probes.probe_timeout(run) == run.settings.timeout == 60.0
+    run.evidence.seconds = 0.1
+    assert probes.probe_timeout(run) == probes.MIN_PROBE_SECONDS
 
 
 def test_a_sweep_stops_at_the_first_learning_rate_that_memorizes():

@@ -23,6 +23,7 @@ from mlsmoke.overfit.objective import call_model, default_loss
 
 LOWER_LR_FACTORS = (0.1, 0.01)
 HIGHER_LR_FACTORS = (10.0, 100.0)
+MIN_PROBE_SECONDS = 5.0
 
 _MEMO: dict[int, tuple[GateRun, dict[Any, Any]]] = {}
 
@@ -50,9 +51,17 @@ def may_probe(run: GateRun) -> bool:
     return not run.evidence.timed_out and run.evidence.lr > 0
 
 
+def probe_timeout(run: GateRun) -> float:
+    """Seconds one probe may take: twice the run's own time (a float64 step costs about
+    two float32 ones), never more than the gate's timeout."""
+    return min(run.settings.timeout, max(2 * run.evidence.seconds, MIN_PROBE_SECONDS))
+
+
 def at_lr(run: GateRun, lr: float) -> Evidence:
     """The same run at another learning rate (same steps, same target)."""
-    return _remember(run, ("lr", lr), lambda: run.probe(lr=lr))
+    return _remember(
+        run, ("lr", lr), lambda: run.probe(lr=lr, timeout=probe_timeout(run))
+    )
 
 
 def lr_sweep(run: GateRun, factors: tuple[float, ...]) -> list[Evidence]:
@@ -76,7 +85,9 @@ def memorizing_probe(probes: list[Evidence]) -> Evidence | None:
 def in_float64(run: GateRun) -> Evidence:
     """The same run in float64: a precision problem disappears there."""
     return _remember(
-        run, "float64", lambda: run.probe(dtype="float64", **_targets(run))
+        run,
+        "float64",
+        lambda: run.probe(dtype="float64", timeout=probe_timeout(run), **_targets(run)),
     )
 
 
@@ -102,7 +113,10 @@ def without_target(run: GateRun, steps: int) -> Evidence:
         run,
         ("free", steps),
         lambda: run.probe(
-            max_steps=steps, target_loss=float("-inf"), target_ratio=None
+            max_steps=steps,
+            target_loss=float("-inf"),
+            target_ratio=None,
+            timeout=probe_timeout(run),
         ),
     )
 
