@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from mlsmoke.strict_mode import pragma
@@ -88,7 +89,7 @@ def examine(
     required = policy.required(dialect)
     parser = Parser(text, at_eof, body_start)
     try:
-        header = _read_header(parser, required, policy)
+        header = _read_header(parser, required)
     except NeedMore:
         return None
     comments = parser.lexer.comments
@@ -106,7 +107,7 @@ def examine(
     )
 
 
-def _read_header(parser: Parser, required: tuple[str, ...], policy: Policy) -> Header:
+def _read_header(parser: Parser, required: tuple[str, ...]) -> Header:
     enabled: set[str] = set()
     sets: list[SetEffect] = []
     has_ifs = False
@@ -142,7 +143,7 @@ def _may_follow(parser: Parser, missing: set[str]) -> bool:
     )
 
 
-def _late_set(statements, missing: set[str]) -> Statement | None:
+def _late_set(statements: Iterator[Statement], missing: set[str]) -> Statement | None:
     """The first top-level ``set`` after the first command that turns a missing option
     on."""
     for statement in statements:
