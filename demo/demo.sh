@@ -1,87 +1,83 @@
 #!/usr/bin/env bash
-# make demo: the bash-strict-mode hook through real pre-commit, on two sample scripts.
+# make demo: generate a project from mlsmoke's template, commit through every hook, then
+# watch the overfit-batch gate block a commit that carries a classic training bug.
 #
-# This checkout is committed to a temporary git repository and used as the hook's
-# `repo:` (pre-commit cannot clone from GitHub on every machine). A sample project with
-# one strict and one non-strict script runs the hook, then `--fix` repairs the loose one
-# and the hook passes.
+# Runs offline: the project's hooks come from this checkout (its HEAD commit) and from
+# PyPI at the versions the template pins, instead of from GitHub.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BIN="${VENV:-$ROOT/.venv}/bin"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/mlsmoke-demo.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
-export PRE_COMMIT_HOME="$WORK/pre-commit-home" PRE_COMMIT_COLOR=never
-export GIT_AUTHOR_NAME=mlsmoke-demo GIT_AUTHOR_EMAIL=demo@mlsmoke.invalid
-export GIT_COMMITTER_NAME=mlsmoke-demo GIT_COMMITTER_EMAIL=demo@mlsmoke.invalid
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BIN="$ROOT/.venv/bin"
+WORK="${MLSMOKE_DEMO_DIR:-$ROOT/demo-project}"
+PROJECT="$WORK/spiral-classifier"
+MODEL="src/spiral_classifier/model.py"
+TORCH="torch==${TORCH_VERSION:-2.13.0}"
+REV="$(git -C "$ROOT" rev-parse HEAD)"
 
-step() {
-    printf '\n==> %s\n' "$*"
+# mlsmoke and pre-commit from this checkout's .venv, as if installed on the machine.
+export PATH="$BIN:$PATH"
+
+step() { printf '\n=== %s\n' "$*"; }
+# Print a command the way it would be typed, then run it.
+show() {
+    local arg line='$'
+    for arg in "$@"; do
+        if [[ "$arg" == *[[:space:]]* ]]; then line+=" '$arg'"; else line+=" $arg"; fi
+    done
+    printf '%s\n' "$line"
+    "$@"
 }
+quiet_pip() { "$@" 2>&1 | { grep -v '^WARNING: Location' || true; }; }
 
-commit_all() {
-    git -C "$1" add --all
-    git -C "$1" commit --quiet --no-verify --message "$2"
-}
+step "1. Generate a project"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cd "$WORK"
+show mlsmoke new spiral-classifier --no-input
+cd "$PROJECT"
 
-copy_checkout() {
-    local destination=$1 file
-    git -C "$ROOT" ls-files -z --cached --others --exclude-standard |
-        while IFS= read -r -d '' file; do
-            if [[ -f "$ROOT/$file" ]]; then
-                mkdir -p "$destination/$(dirname "$file")"
-                cp -p "$ROOT/$file" "$destination/$file"
-            fi
-        done
-}
+step "2. Its environment: a venv with $TORCH, mlsmoke and the project"
+python3 -m venv .venv
+quiet_pip .venv/bin/pip install --quiet "$TORCH" pytest "git+file://$ROOT@$REV"
+quiet_pip .venv/bin/pip install --quiet -e .
+# An activated venv: the doctest and overfit-batch hooks find this interpreter on PATH.
+# shellcheck source=/dev/null
+source .venv/bin/activate
+printf 'python: %s (torch %s)\n' "$(command -v python)" \
+    "$(python -c 'import torch; print(torch.__version__)')"
 
-step "Committing this checkout to a temporary repository, to use as the hook's repo:"
-HOOK_REPO="$WORK/mlsmoke"
-mkdir -p "$HOOK_REPO"
-copy_checkout "$HOOK_REPO"
-git -C "$HOOK_REPO" init --quiet --initial-branch=main
-commit_all "$HOOK_REPO" "mlsmoke for the demo"
-REV="$(git -C "$HOOK_REPO" rev-parse HEAD)"
+step "3. Install its hooks (offline: mlsmoke from this checkout, the rest from PyPI)"
+git init --quiet --initial-branch=main
+git config user.name "mlsmoke demo"
+git config user.email "demo@mlsmoke.invalid"
+if [[ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no)" ]]; then
+    echo "note: mlsmoke comes from HEAD ${REV:0:12}; uncommitted changes are not in it"
+fi
+"$BIN/python" "$ROOT/tests/template/offline_config.py" .pre-commit-config.yaml \
+    --hook-repo "$ROOT" --rev "$REV"
+show pre-commit install
+echo "(building the hook environments once; later runs reuse them)"
+pre-commit install-hooks >/dev/null
 
-step "A sample project with one strict and one non-strict script"
-PROJECT="$WORK/project"
-mkdir -p "$PROJECT/scripts"
-git -C "$PROJECT" init --quiet --initial-branch=main
-cat >"$PROJECT/.pre-commit-config.yaml" <<YAML
-repos:
-  - repo: $HOOK_REPO  # https://github.com/mlsmoke/mlsmoke in your project
-    rev: $REV
-    hooks:
-      - id: bash-strict-mode
-YAML
-cat >"$PROJECT/scripts/evaluate.sh" <<'SCRIPT'
-#!/usr/bin/env bash
-# Evaluate the latest checkpoint.
-set -euo pipefail
+step "4. First commit: the gate memorizes one batch, and every hook passes"
+git add --all
+show pre-commit run overfit-batch --verbose
+show git commit --quiet -m "Start from the mlsmoke template"
 
-python -m evaluate --checkpoint "$(ls -t checkpoints/*.pt | head -n 1)"
-SCRIPT
-cat >"$PROJECT/scripts/train.sh" <<'SCRIPT'
-#!/usr/bin/env bash
-# Train, then publish the checkpoint. Without errexit, a crashed run still publishes.
-python -m train --epochs 10 | tee train.log
-cp checkpoints/last.pt "$PUBLISH_DIR/"
-SCRIPT
-chmod +x "$PROJECT"/scripts/*.sh
-commit_all "$PROJECT" "sample scripts"
-head -n 20 "$PROJECT/.pre-commit-config.yaml" "$PROJECT"/scripts/*.sh
+step "5. A change to the model: a wider hidden layer, and a flipped loss sign with it"
+sed -i 's/    hidden: int = 64/    hidden: int = 96/' "$MODEL"
+sed -i 's/loss = F.cross_entropy(/loss = -F.cross_entropy(/' "$MODEL"
+show git --no-pager diff --unified=0
+git add --all
+if show git commit --quiet -m "Widen the hidden layer"; then
+    echo "demo: the commit with a flipped loss sign was NOT blocked" >&2
+    exit 1
+fi
 
-step "pre-commit run --all-files (the first run builds the hook's environment)"
-status=0
-(cd "$PROJECT" && "$BIN/pre-commit" run --all-files) || status=$?
-echo "(exit code $status: evaluate.sh is strict, train.sh is not)"
+step "6. Fix the sign: the same change now commits, and the gate memorizes again"
+sed -i 's/loss = -F.cross_entropy(/loss = F.cross_entropy(/' "$MODEL"
+git add --all
+show git commit --quiet -m "Widen the hidden layer"
+show git --no-pager log --oneline
 
-step "mlsmoke strict-mode --fix scripts/*.sh"
-status=0
-(cd "$PROJECT" && "$BIN/mlsmoke" strict-mode --fix scripts/*.sh) || status=$?
-echo "(exit code $status: a file was fixed)"
-git -C "$PROJECT" --no-pager diff
-
-step "pre-commit run --all-files, again"
-(cd "$PROJECT" && "$BIN/pre-commit" run --all-files)
-echo "(exit code 0: both scripts now stop at their first error)"
+printf '\nThe generated project is in %s\n' "$PROJECT"
