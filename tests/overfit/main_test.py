@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from mlsmoke.cli import main as cli_main
+from mlsmoke.errors import EnvironmentProblem
 from mlsmoke.overfit.main import main
+from mlsmoke.overfit.settings import GateSettings
+from mlsmoke.overfit.spawn import run_worker
 
 HERE = Path(__file__).parent
 TWO_GATES = """
@@ -170,3 +173,9 @@ def test_ctrl_c_in_the_worker_exits_130(project, tmp_path, capsys):
     )
     assert cli_main(["overfit", "--gate", "mlp"]) == 130
     assert capsys.readouterr().err == "mlsmoke overfit: interrupted\n"
+
+
+def test_an_interpreter_that_cannot_start_is_an_environment_problem(tmp_path):
+    gates = [GateSettings("mlp", "overfit_models:MLP", "overfit_models:mlp_batch")]
+    with pytest.raises(EnvironmentProblem, match="cannot run: No such file"):
+        run_worker(tmp_path, tmp_path / "gone" / "python", gates, None, False)

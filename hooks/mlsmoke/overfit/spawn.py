@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from mlsmoke.errors import EnvironmentProblem
 from mlsmoke.interpreter import module_command
 from mlsmoke.overfit.report import progress_line
 from mlsmoke.overfit.result import TRAIN_ERROR, Diagnosis, Result
@@ -76,6 +77,11 @@ def _spawn(
                 stderr=subprocess.STDOUT,
                 pass_fds=(write_end,),
             )
+        except OSError as error:
+            os.close(read_end)
+            raise EnvironmentProblem(
+                f"{python}: cannot run: {error.strerror}"
+            ) from None
         finally:
             os.close(write_end)
         progress = _ProgressDrawer(os.fdopen(read_end), gates)
