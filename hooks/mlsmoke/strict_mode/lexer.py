@@ -79,8 +79,7 @@ class Lexer(WordScanner):
         if char in "<>" and self._char(start + 1) == "(":
             return self._word_token()
         if char in ";&|()<>":
-            self._char(start + 2)  # operators are up to three characters long
-            operator = _OPERATOR.match(self.text, start).group()
+            operator = self._operator(start)
             if operator in _REDIRECTS:
                 return self._redirect(start, operator)
             if operator == "(" and self._char(start + 1) == "(":
@@ -94,10 +93,13 @@ class Lexer(WordScanner):
         after = self._char(self.pos)
         if after and after in "<>" and self._char(self.pos + 1) != "(":
             if _FD_NAME.fullmatch(token.text):
-                self._char(self.pos + 2)
-                operator = _OPERATOR.match(self.text, self.pos).group()
-                return self._redirect(start, operator)
+                return self._redirect(start, self._operator(self.pos))
         return token
+
+    def _operator(self, start: int) -> str:
+        self._char(start + 2)  # operators are up to three characters long
+        match = _OPERATOR.match(self.text, start)
+        return match.group() if match else self.text[start]
 
     def skip_conditional(self) -> None:
         """Skip the inside of ``[[ ... ]]``, where ``<``, ``(`` and ``|`` are plain."""

@@ -63,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _split_arguments(argv: Sequence[str]) -> list[str]:
     """Move file names that look like options (``-x.sh``) after ``--``."""
-    options, files = [], []
+    options: list[str] = []
+    files: list[str] = []
     for index, argument in enumerate(argv):
         if argument == "--":
             files += argv[index + 1 :]
@@ -125,10 +126,8 @@ def _check(script: Script, shown: str, policy: Policy, fixing: bool) -> int:
         return EXIT_OK
     if fixing:
         script.read_all()
-        text = script.text()
-        verdict = examine(text, True, script.dialect, script.body_start, policy)
-        assert verdict is not None
-        fixed = fix(text, verdict, script.body_start, policy)
+        verdict = decide(script, policy)
+        fixed = fix(script.text(), verdict, script.body_start, policy)
         if fixed is not None:
             data = fixed.encode("utf-8", "surrogateescape")
             write_atomically(script.path, data, script.mode)
