@@ -42,6 +42,7 @@ def test_no_interpreter_with_the_dependency_exits_2_naming_it(
     assert code == 2
     assert output.startswith(
         "mlsmoke doctest: no Python interpreter of the project can import tinydep.\n"
+        "  tinydep is needed by uses.py\n"
     )
     assert "cannot import tinydep" in output
     assert "MLSMOKE_PYTHON" in output and "ci: skip" in output
@@ -71,6 +72,7 @@ def test_a_dependency_no_interpreter_has_exits_2_naming_the_interpreter(
     assert code == 2
     assert output == (
         "mlsmoke doctest: no Python interpreter of the project can import tinydep.\n"
+        "  tinydep is needed by pkg/model.py\n"
         f"  tried {sys.executable} (MLSMOKE_PYTHON): cannot import tinydep\n"
         "Point mlsmoke at the project's environment: set `python` in [tool.mlsmoke]\n"
         "of pyproject.toml, set MLSMOKE_PYTHON, or create .venv in the project root.\n"

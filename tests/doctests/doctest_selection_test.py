@@ -115,13 +115,16 @@ def test_required_modules_are_third_party_only(tmp_path: Path) -> None:
         tmp_path
         / "README.md": ">>> import helpers\n>>> import numpy\n>>> import sys\n",
     }
-    assert required_modules(files, tmp_path) == ["numpy", "torch"]
+    assert required_modules(files, tmp_path) == {
+        "numpy": tmp_path / "README.md",
+        "torch": tmp_path / "src/mypkg/mod.py",
+    }
 
 
 def test_a_data_directory_named_like_a_dependency_is_not_local(tmp_path: Path) -> None:
     touch(tmp_path, "wandb/run-1/files/config.yaml", "mypkg/helpers.py")
     files = {tmp_path / "train.py": "import wandb\nimport mypkg.helpers\n'>>> 1'\n"}
-    assert required_modules(files, tmp_path) == ["wandb"]
+    assert list(required_modules(files, tmp_path)) == ["wandb"]
 
 
 def test_required_modules_follow_the_projects_own_imports(tmp_path: Path) -> None:
@@ -136,4 +139,8 @@ def test_required_modules_follow_the_projects_own_imports(tmp_path: Path) -> Non
         touch(tmp_path, name)
         (tmp_path / name).write_text(text)
     readme = {tmp_path / "README.md": ">>> from app.data.io import load\n"}
-    assert required_modules(readme, tmp_path) == ["lightning", "torch", "yaml"]
+    assert required_modules(readme, tmp_path) == {
+        "lightning": tmp_path / "src/app/__init__.py",
+        "torch": tmp_path / "src/app/model.py",
+        "yaml": tmp_path / "src/app/data/io.py",
+    }

@@ -86,20 +86,38 @@ def run_where_dependencies_import(
     import hidden from that reading) joins them, and the search starts again; when no
     interpreter has them all, the search raises EnvironmentProblem, naming them.
     """
-    requires = set(required_modules({file.path: file.text for file in files}, root))
+    needs = {
+        module: _shown(importer, root)
+        for module, importer in required_modules(
+            {file.path: file.text for file in files}, root
+        ).items()
+    }
     configured = interpreter.configured_python(root, HOOK, settings.python)
     while True:
-        python = interpreter.find_project_interpreter(
-            root, sorted(requires), configured
-        )
+        python = _find_interpreter(root, needs, configured)
         results = run_in_interpreter(python.path, files, root, settings.optionflags)
         missing = {
-            result.file_failure.missing for result in results if result.file_failure
+            result.file_failure.missing: result.path
+            for result in results
+            if result.file_failure and result.file_failure.missing
         }
-        missing.discard("")
-        if missing <= requires:
+        if missing.keys() <= needs.keys():
             return results
-        requires |= missing
+        needs.update(missing)
+
+
+def _find_interpreter(
+    root: Path, needs: dict[str, str], configured: tuple[str, str] | None
+) -> interpreter.Interpreter:
+    """The interpreter that imports ``needs``, a map of module to a file needing it."""
+    try:
+        return interpreter.find_project_interpreter(root, sorted(needs), configured)
+    except EnvironmentProblem as problem:
+        first, _, rest = str(problem).partition("\n")
+        needed_by = [
+            f"  {module} is needed by {path}" for module, path in needs.items()
+        ]
+        raise EnvironmentProblem("\n".join([first, *sorted(needed_by), rest])) from None
 
 
 def run_in_interpreter(
@@ -140,6 +158,10 @@ def _no_report_message(python: Path, completed: subprocess.CompletedProcess) -> 
     lines = [f"{python} exited with code {completed.returncode} before reporting"]
     lines += ["its last output:", *(f"  {line}" for line in output)] if output else []
     return "\n".join(lines)
+
+
+def _shown(path: Path, root: Path) -> str:
+    return _relative(path, root).as_posix()
 
 
 def _relative(path: Path, root: Path) -> Path:

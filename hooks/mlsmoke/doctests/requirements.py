@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,25 +34,29 @@ _EXAMPLE_IMPORT = re.compile(
 _NOT_THIRD_PARTY = frozenset(sys.stdlib_module_names) | {"__future__", "__main__"}
 
 
-def required_modules(files: dict[Path, str], root: Path) -> list[str]:
-    """The top-level third-party modules needed; ``files`` maps paths to their text."""
+def required_modules(files: dict[Path, str], root: Path) -> dict[str, Path]:
+    """The top-level third-party modules needed, each with a file that imports it.
+
+    ``files`` maps the paths to their text.
+    """
     search_roots = _search_roots(list(files), root)
-    third_party: set[str] = set()
-    queue, seen = list(files.items()), set(files)
+    third_party: dict[str, Path] = {}
+    # Breadth first: a module is credited to a named file before a file it imports.
+    queue, seen = deque(files.items()), set(files)
     while queue and len(seen) < MAX_FOLLOWED_FILES:
-        path, text = queue.pop()
+        path, text = queue.popleft()
         for dotted in imported_names(path, text, root):
             top_level = dotted.partition(".")[0]
             if top_level in _NOT_THIRD_PARTY:
                 continue
             local = project_files(dotted, search_roots)
             if local is None:
-                third_party.add(top_level)
+                third_party.setdefault(top_level, path)
                 continue
             for found in set(local) - seen:
                 seen.add(found)
                 queue.append((found, _read_text(found)))
-    return sorted(third_party)
+    return dict(sorted(third_party.items()))
 
 
 def imported_names(path: Path, text: str, root: Path) -> Iterator[str]:
