@@ -216,11 +216,13 @@ def _is_executable(path: Path) -> bool:
 
 
 def _unique(candidates: list[Candidate]) -> list[Candidate]:
-    # abspath, not resolve: a venv's python is a symlink to the base interpreter.
+    # Resolve the directory (/bin is often a link to /usr/bin) but not the file: a
+    # venv's python is a symlink to the base interpreter, yet a different environment.
     seen: set[str] = set()
     unique = []
     for candidate in candidates:
-        key = os.path.abspath(candidate.path)
+        path = Path(os.path.abspath(candidate.path))
+        key = os.path.join(os.path.realpath(path.parent), path.name)
         if key not in seen:
             seen.add(key)
             unique.append(candidate)

@@ -88,3 +88,15 @@ def test_an_interpreter_that_dies_exits_2_with_its_last_output(write, doctest) -
     assert code == 2
     assert "exited with code 9 before reporting" in output
     assert "  last words" in output
+
+
+def test_a_directory_linked_into_path_twice_is_tried_once(
+    project: Path, write, doctest, outside_path: None, monkeypatch
+) -> None:
+    base = Path(getattr(sys, "_base_executable", sys.executable)).parent
+    (project / "linked-bin").symlink_to(base)
+    monkeypatch.setenv("PATH", f"{base}{os.pathsep}{project / 'linked-bin'}")
+    write({"uses.py": USES_TINYDEP})
+    code, output = doctest("uses.py")
+    assert code == 2
+    assert output.count("  tried ") == 1
