@@ -51,6 +51,15 @@ def test_an_existing_empty_dir_is_used(tmp_path: Path, capsys) -> None:
     assert (tmp_path / "proj" / "train.py").is_file()
 
 
+def test_dot_generates_into_the_current_empty_dir(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "here-it-is").mkdir()
+    monkeypatch.chdir(tmp_path / "here-it-is")
+    assert run_new(capsys, ".", "--no-input")[0] == 0
+    assert (tmp_path / "here-it-is" / "src" / "here_it_is" / "model.py").is_file()
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
