@@ -39,7 +39,7 @@ class GateOutcome:
 
 def run(quick: bool) -> Section:
     models = ["mlp"] if quick else list(MODELS)
-    repeats = 1 if quick else 5
+    repeats = 1 if quick else 4
     with tempfile.TemporaryDirectory(prefix="mlsmoke-bench-gate-") as tmp:
         project = write_project(Path(tmp), models)
         imports = {
