@@ -104,6 +104,26 @@ def nll_of_probabilities(model: nn.Module, batch: tuple) -> torch.Tensor:
     return F.nll_loss(torch.log(model(x)), y)
 
 
+class InvertedMaskAttention(models.CausalSelfAttention):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (
+            t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v)
+        )
+        att = (q @ k.transpose(-2, -1)) / k.size(-1) ** 0.5
+        mask = self.mask[:, :, :T, :T] == 1  # bug: hides the past, not the future
+        att = att.masked_fill(mask, float("-inf")).softmax(-1)  # last row: all -inf
+        return self.proj((att @ v).transpose(1, 2).reshape(B, T, C))
+
+
+def gpt_with_inverted_mask() -> TinyGPT:
+    model = TinyGPT()
+    for block in model.blocks:
+        block.attn = InvertedMaskAttention(model.config)
+    return model
+
+
 # --- gradients that do not flow -----------------------------------------------------
 
 

@@ -213,6 +213,15 @@ BUGS = [
         loss=bugs.nll_of_probabilities,
         bug="hand-written softmax overflows float32",
     ),
+    Case(
+        "gpt-inverted-causal-mask",
+        LM,
+        bugs.gpt_with_inverted_mask,
+        models.token_batch,
+        "non-finite",
+        says="first appears in module 'blocks.0.attn', from finite inputs",
+        bug="causal mask inverted: a row with every position masked",
+    ),
     # gradients that do not flow
     Case(
         "mlp-frozen-body",

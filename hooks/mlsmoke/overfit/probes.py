@@ -365,3 +365,69 @@ def _same(a: Any, b: Any) -> bool:
     if flat_a or flat_b:
         return len(flat_a) == len(flat_b) and all(map(_same, flat_a, flat_b))
     return bool(a == b)
+
+
+def nonfinite_origin(run: GateRun) -> str | None:
+    """Where a fresh model's forward first makes a NaN or Inf: ``"module 'x'"`` when a
+    module's own code turns finite inputs into a non-finite output (between its
+    submodules, or in a leaf), ``"the batch"`` or ``"the loss"``; None if all is finite.
+    """
+    return _remember(run, "nonfinite-origin", lambda: _trace_nonfinite(run))
+
+
+def _trace_nonfinite(run: GateRun) -> str | None:
+    try:
+        with seeded(run):
+            model = run.model_factory().to(placement(forward_device(run)))
+            batch = batch_to(run.batch_factory(), forward_device(run), None)
+    except Exception:
+        return None
+    if any(_nonfinite(t) for t in _tensors(batch)):
+        return "the batch"
+    running: list[str] = []
+    found: list[str] = []
+
+    def before(name: str) -> Callable:
+        def hook(module: Any, args: tuple, kwargs: dict) -> None:
+            if not found and any(_nonfinite(t) for t in _tensors((args, kwargs))):
+                found.append(running[-1] if running else "")
+            running.append(name)
+
+        return hook
+
+    def after(name: str) -> Callable:
+        def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> None:
+            if running and running[-1] == name:
+                running.pop()
+            if not found and any(_nonfinite(t) for t in _tensors(output)):
+                found.append(name)
+
+        return hook
+
+    handles = []
+    for name, module in model.named_modules():
+        handles.append(module.register_forward_pre_hook(before(name), with_kwargs=True))
+        handles.append(module.register_forward_hook(after(name), with_kwargs=True))
+    try:
+        with seeded(run), torch.no_grad():
+            loss = _loss_of(run, model, batch)
+    except Exception:
+        return None
+    finally:
+        for handle in handles:
+            handle.remove()
+    if found:
+        return f"module {found[0]!r}" if found[0] else "the model's own forward"
+    if isinstance(loss, torch.Tensor) and _nonfinite(loss):
+        return "the loss"
+    return None
+
+
+def _tensors(obj: Any) -> list[torch.Tensor]:
+    found: list[torch.Tensor] = []
+    map_tensors(obj, lambda t: found.append(t) or t)
+    return found
+
+
+def _nonfinite(tensor: torch.Tensor) -> bool:
+    return tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())

@@ -42,7 +42,10 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None
     when = "at init" if step == 0 else f"at step {step}"
     lines = [f"loss {evidence.losses[step]} {when}"]
-    if evidence.first_nonfinite_output is not None:
+    origin = probes.nonfinite_origin(run) if step == 0 else None
+    if origin is not None:
+        lines.append(f"it first appears in {origin}, from finite inputs")
+    elif evidence.first_nonfinite_output is not None:
         module = _module(evidence.first_nonfinite_output)
         lines.append(f"first module with a non-finite output: {module}")
     if evidence.first_nonfinite_grad is not None:
