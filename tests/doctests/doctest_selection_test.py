@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path, PurePath
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from mlsmoke.doctests.modules import locate_module
 from mlsmoke.doctests.requirements import (
     example_imports,
+    imported_names,
     module_level_imports,
     required_modules,
 )
@@ -83,7 +85,7 @@ def test_module_level_imports_leave_out_optional_ones() -> None:
         "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n"
         "def f():\n    import pandas\n"
     )
-    assert set(module_level_imports(source, ["pkg", "sub"])) == {
+    assert set(module_level_imports(ast.parse(source), ["pkg", "sub"])) == {
         "os",
         "numpy.linalg",
         "torch",
@@ -93,8 +95,19 @@ def test_module_level_imports_leave_out_optional_ones() -> None:
         "pkg.core",
         "pkg.core.base",
     }
-    assert set(module_level_imports("from ... import x", ["pkg"])) == set()
-    assert set(module_level_imports("def broken(:", None)) == set()
+    assert set(module_level_imports(ast.parse("from ... import x"), ["pkg"])) == set()
+
+
+def test_python_files_need_what_their_docstrings_import(tmp_path: Path) -> None:
+    source = (
+        '"""\n>>> import numpy\n"""\n'
+        "class A:\n    '>>> import torch'\n"
+        "    async def f(self):\n        '>>> from scipy import stats'\n"
+        "DATA = '>>> import not_run_only_data'\n"
+    )
+    names = set(imported_names(tmp_path / "m.py", source, tmp_path))
+    assert names == {"numpy", "torch", "scipy"}
+    assert set(imported_names(tmp_path / "m.py", "def broken(:", tmp_path)) == set()
 
 
 def test_example_imports_leave_out_skipped_lines() -> None:

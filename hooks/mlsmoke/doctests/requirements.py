@@ -31,6 +31,7 @@ _EXAMPLE_IMPORT = re.compile(
     r"[ \t]+import\b)(?P<rest>.*)$",
     re.MULTILINE,
 )
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 _NOT_THIRD_PARTY = frozenset(sys.stdlib_module_names) | {"__future__", "__main__"}
 
 
@@ -61,22 +62,25 @@ def required_modules(files: dict[Path, str], root: Path) -> dict[str, Path]:
 
 def imported_names(path: Path, text: str, root: Path) -> Iterator[str]:
     """The absolute dotted names the file imports, relative imports resolved."""
-    if document_kind(path.name) == "python":
-        yield from module_level_imports(text, _package_parts(path, root))
-    yield from example_imports(text)
+    if document_kind(path.name) != "python":
+        yield from example_imports(text)
+        return
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return  # the runner reports it when importing the file
+    yield from module_level_imports(tree, _package_parts(path, root))
+    for docstring in docstrings(tree):
+        yield from example_imports(docstring)
 
 
-def module_level_imports(source: str, package: list[str] | None) -> Iterator[str]:
+def module_level_imports(tree: ast.Module, package: list[str] | None) -> Iterator[str]:
     """Dotted names imported directly in the module's body.
 
     ``package`` is the importing module's package, to resolve relative imports; ``from
     a import b`` yields ``a`` and ``a.b``, since ``b`` may be a submodule.
     """
-    try:
-        body = ast.parse(source).body
-    except (SyntaxError, ValueError):
-        return  # the runner reports it when importing the file
-    for node in body:
+    for node in tree.body:
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -84,6 +88,18 @@ def module_level_imports(source: str, package: list[str] | None) -> Iterator[str
             if base:
                 yield base
                 yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def docstrings(tree: ast.Module) -> Iterator[str]:
+    """The docstrings doctest reads: the module's, its classes' and functions'.
+
+    Not other strings: a test's data can hold ``>>>`` lines that never run.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, _DOCUMENTED):
+            docstring = ast.get_docstring(node, clean=False)
+            if docstring:
+                yield docstring
 
 
 def example_imports(text: str) -> Iterator[str]:
