@@ -164,6 +164,20 @@ def test_no_gradient_names_the_parameters_and_their_share():
     assert [s.split()[0] for s in found.suggestions] == ["unfreeze", "remove"]
 
 
+def test_a_small_unused_module_is_not_blamed_for_a_plateau():
+    # MLPClassifier(): head (64*4+4 = 260 of 5,508 weights, 4.7%) never called
+    evidence = Evidence(
+        lr=0.01,
+        target=0.07,
+        losses=plateau(),
+        requires_grad={"body.0.weight": True, "head.weight": True, "head.bias": True},
+        first_grads={"body.0.weight": 0.3, "head.weight": None, "head.bias": None},
+        module_order=["", "body", "body.0"],
+    )
+    found = diagnoses.diagnose(ScriptedRun(evidence, lambda **o: Evidence()))
+    assert found.code != "no-gradient"
+
+
 def test_gradless_parameters_tells_unused_modules_from_detached_ones():
     evidence = Evidence(
         requires_grad={"a.weight": True, "b.weight": True, "c.weight": True},

@@ -16,6 +16,8 @@ from mlsmoke.overfit.result import Diagnosis
 
 CODE = "no-gradient"
 SHOWN = 6
+# Unused modules under this share of the weights are not blamed for a failure.
+SPARE_MODULES = 0.05
 
 _DISCONNECTED = (
     "does not require grad and does not have a grad_fn",
@@ -55,6 +57,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None
     sizes = probes.parameter_sizes(run)
     names = [name for group in causes.values() for name in group]
+    if set(causes) == {UNUSED} and _fraction(names, sizes) < SPARE_MODULES:
+        return None  # a spare head or pooler left unused is common and harmless
     lines = [f"{cause}: {_listed(group)}" for cause, group in causes.items()]
     lines += _unchanged_loss(evidence)
     return Diagnosis(
@@ -122,6 +126,11 @@ def _disconnected_loss(run: GateRun) -> Diagnosis:
         lines,
         suggestions,
     )
+
+
+def _fraction(names: list[str], sizes: dict[str, int]) -> float:
+    total = sum(sizes.values())
+    return sum(sizes.get(name, 0) for name in names) / total if total else 1.0
 
 
 def _share(names: list[str], sizes: dict[str, int]) -> str:
