@@ -57,7 +57,7 @@ def run(quick: bool) -> Section:
                 imports["import torch, torch._dynamo"].seconds
                 - imports["import torch"].seconds
             )
-            row, note = compare(project, name, repeats, dynamo)
+            row, note = compare(project, name, repeats, dynamo, quick)
             rows.append(row)
             notes.append(note)
     notes[:0] = (
@@ -68,7 +68,10 @@ def run(quick: bool) -> Section:
         _import_note(imports["import torch"], imports["import torch, torch._dynamo"]),
     )
     if quick:
-        notes.append("--quick: the MLP only, one run each (the full run adds CNN, LM)")
+        notes.append(
+            "--quick: the MLP only, one run each, no warm-up (the full run adds the"
+            " CNN and the LM, a warm-up run and 4 interleaved repeats)"
+        )
     if not lightning_installed():
         notes.append("Lightning is not installed here: `make bench` installs it")
     return Section(
@@ -91,11 +94,12 @@ def run(quick: bool) -> Section:
 
 
 def compare(
-    project: Path, name: str, repeats: int, dynamo_seconds: float
+    project: Path, name: str, repeats: int, dynamo_seconds: float, quick: bool
 ) -> tuple[list[object], str]:
     """One table row for ``name``, and the breakdown of the gate's time.
     ``dynamo_seconds`` is what importing torch._dynamo costs the bare loop."""
-    steps = run_gate(project, name).steps  # the untimed warm-up fixes N
+    first = run_gate(project, name)  # fixes N; a warm-up, except in --quick
+    steps = first.steps
     runners = {
         "gate": lambda: run_gate(project, name),
         "bare": lambda: _python(project, "bare_loop.py", name, str(steps), str(LR)),
@@ -106,6 +110,9 @@ def compare(
     if not lightning_installed():
         del runners["lightning"]
     results: dict[str, list] = {key: [] for key in runners}
+    if quick:
+        results["gate"].append(first)
+        del runners["gate"]
     keys = list(runners)
     for repeat in range(repeats):
         shift = repeat % len(keys)
