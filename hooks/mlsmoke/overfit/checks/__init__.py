@@ -1,8 +1,8 @@
 """The registry of checks: warnings shown whether the gate passes or fails.
 
-Each check is a module with ``CODE`` and ``check(run) -> list[Warning]``. They look at
-a fresh model and batch (``overfit/probes.py``) and never change the verdict. A new
-warning is a new module here plus a line in REGISTRY.
+Each check is a module with ``CODE`` and ``check(run) -> list[Warning]``. They look
+at a fresh model and batch (``overfit/forward_probes.py``) and never change the
+verdict. A new warning is a new module here plus a line in REGISTRY.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from mlsmoke.overfit import probes
+from mlsmoke.overfit import forward_probes
 from mlsmoke.overfit.evidence import GateRun
 from mlsmoke.overfit.result import Warning
 
@@ -18,10 +18,10 @@ TOLERANCE = 1e-7
 
 
 def check(run: GateRun) -> list[Warning]:
-    capture = probes.capture_forward(run)
+    capture = forward_probes.capture_forward(run)
     if capture is None or not (capture.args or capture.kwargs):
         return []
-    logits = probes.logits_of(capture.output)
+    logits = forward_probes.logits_of(capture.output)
     if logits is None or logits.dim() < 2:
         return []
     samples = int(logits.shape[0])
@@ -48,7 +48,9 @@ def sample_indices(samples: int) -> list[int]:
     return sorted({0, min(1, samples - 1), samples // 2, samples - 1})
 
 
-def leaking_sample(capture: probes.ForwardCapture, i: int, samples: int) -> int | None:
+def leaking_sample(
+    capture: forward_probes.ForwardCapture, i: int, samples: int
+) -> int | None:
     """Another sample j whose input reaches sample i's output, or None."""
     model = capture.model
     model.eval()
@@ -57,7 +59,7 @@ def leaking_sample(capture: probes.ForwardCapture, i: int, samples: int) -> int 
     handles = [] if watched else _watch_embeddings(model, samples, watched)
     try:
         with torch.enable_grad():
-            output = probes.logits_of(model(*args, **kwargs))
+            output = forward_probes.logits_of(model(*args, **kwargs))
             if output is None or not output.requires_grad or not watched:
                 return None
             output[i].sum().backward()

@@ -4,7 +4,7 @@ learns nothing."""
 
 from __future__ import annotations
 
-from mlsmoke.overfit import probes
+from mlsmoke.overfit import batch_probes, forward_probes
 from mlsmoke.overfit.evidence import GateRun
 from mlsmoke.overfit.result import Warning
 
@@ -12,10 +12,10 @@ CODE = "degenerate-batch"
 
 
 def check(run: GateRun) -> list[Warning]:
-    capture = probes.capture_forward(run)
+    capture = forward_probes.capture_forward(run)
     if capture is None:
         return []
-    name, targets = target_field(capture.batch, probes.class_logits(capture))
+    name, targets = target_field(capture.batch, forward_probes.class_logits(capture))
     if targets is None:
         return []
     valid = targets[targets != -100]
@@ -34,14 +34,14 @@ def check(run: GateRun) -> list[Warning]:
 def target_field(batch, logits) -> tuple[str, object]:
     """The class-index field: matched to the logits' shape when they are known, else an
     integer field with a usual target name."""
-    fields = probes.batch_fields(batch)
+    fields = batch_probes.batch_fields(batch)
     if logits is not None and logits.dim() >= 2:
-        found = probes.class_targets(batch, logits)
+        found = forward_probes.class_targets(batch, logits)
         if found is not None:
             name = next(n for n, v in fields if v is found)
             return name, found
     for name, value in fields:
-        if name in probes.TARGET_NAMES and _is_index_tensor(value):
+        if name in forward_probes.TARGET_NAMES and _is_index_tensor(value):
             return name, value
     integers = [(n, v) for n, v in fields if _is_index_tensor(v) and v.dim() == 1]
     if isinstance(batch, (tuple, list)) and len(integers) == 1 and len(fields) > 1:

@@ -3,7 +3,7 @@ off while debugging (Karpathy's recipe)."""
 
 from __future__ import annotations
 
-from mlsmoke.overfit import probes
+from mlsmoke.overfit import forward_probes
 from mlsmoke.overfit.evidence import GateRun
 from mlsmoke.overfit.result import Warning
 
@@ -12,7 +12,7 @@ SHOWN = 4
 
 
 def check(run: GateRun) -> list[Warning]:
-    capture = probes.capture_forward(run)
+    capture = forward_probes.capture_forward(run)
     if capture is None:
         return []
     active = [

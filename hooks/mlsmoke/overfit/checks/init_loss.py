@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from mlsmoke.overfit import probes
+from mlsmoke.overfit import forward_probes
 from mlsmoke.overfit.evidence import GateRun
 from mlsmoke.overfit.result import Warning
 
@@ -44,13 +44,13 @@ def is_far(initial: float, expected: float) -> bool:
 
 def class_count(run: GateRun) -> int | None:
     """C, when the batch holds class indices that index the model's C logits."""
-    capture = probes.capture_forward(run)
+    capture = forward_probes.capture_forward(run)
     if capture is None:
         return None
-    logits = probes.class_logits(capture)
+    logits = forward_probes.class_logits(capture)
     if logits is None or logits.dim() < 2 or logits.shape[-1] < 2:
         return None
-    targets = probes.class_targets(capture.batch, logits)
+    targets = forward_probes.class_targets(capture.batch, logits)
     if targets is None:
         return None
     classes = int(logits.shape[-1])

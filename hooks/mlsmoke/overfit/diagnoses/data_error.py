@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from mlsmoke.overfit import probes
+from mlsmoke.overfit import batch_probes
 from mlsmoke.overfit.diagnoses import _errors
 from mlsmoke.overfit.diagnoses._codes import diagnoser
 from mlsmoke.overfit.evidence import GateRun
@@ -69,10 +69,10 @@ def _data_problem(text: str) -> str | None:
 
 def _field_lines(run: GateRun) -> list[str]:
     try:
-        batch = probes.fresh_batch(run)
+        batch = batch_probes.fresh_batch(run)
     except Exception:
         return []
     return [
-        f"batch field {name}: {probes.describe_value(value)}"
-        for name, value in probes.batch_fields(batch)
+        f"batch field {name}: {batch_probes.describe_value(value)}"
+        for name, value in batch_probes.batch_fields(batch)
     ]

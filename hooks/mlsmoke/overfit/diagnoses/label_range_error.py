@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from mlsmoke.overfit import probes
+from mlsmoke.overfit import batch_probes, forward_probes, probes
 from mlsmoke.overfit.diagnoses import _errors
 from mlsmoke.overfit.diagnoses._codes import diagnoser
 from mlsmoke.overfit.evidence import DEVICE_ASSERT, Evidence, GateRun
@@ -60,7 +60,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
 
 
 def _ranges(run: GateRun, evidence: Evidence) -> tuple[int | None, list[str]]:
-    capture = probes.capture_forward(run)
+    capture = forward_probes.capture_forward(run)
     outputs = capture.last_layer_outputs if capture is not None else None
     lines = []
     if outputs is not None:
@@ -71,11 +71,11 @@ def _ranges(run: GateRun, evidence: Evidence) -> tuple[int | None, list[str]]:
     if found:
         lines.append(f"a target holds {found.group(1)}")
     try:
-        batch = probes.fresh_batch(run)
+        batch = batch_probes.fresh_batch(run)
     except Exception:
         return outputs, lines
-    for name, value in probes.batch_fields(batch):
-        described = probes.describe_value(value)
+    for name, value in batch_probes.batch_fields(batch):
+        described = batch_probes.describe_value(value)
         if "int" in described and "values" in described:
             lines.append(f"batch field {name}: {described}")
     return outputs, lines

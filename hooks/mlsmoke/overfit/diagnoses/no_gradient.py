@@ -8,7 +8,7 @@ name, with their share of all parameters.
 
 from __future__ import annotations
 
-from mlsmoke.overfit import curve, probes
+from mlsmoke.overfit import curve, forward_probes
 from mlsmoke.overfit.diagnoses import _errors
 from mlsmoke.overfit.diagnoses._codes import diagnoser
 from mlsmoke.overfit.evidence import Evidence, GateRun, ProjectProblem
@@ -55,7 +55,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     causes = gradless_parameters(evidence)
     if not causes:
         return None
-    sizes = probes.parameter_sizes(run)
+    sizes = forward_probes.parameter_sizes(run)
     names = [name for group in causes.values() for name in group]
     if set(causes) == {UNUSED} and _fraction(names, sizes) < SPARE_MODULES:
         return None  # a spare head or pooler left unused is common and harmless

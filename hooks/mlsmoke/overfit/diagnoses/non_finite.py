@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from mlsmoke.overfit import curve, probes
+from mlsmoke.overfit import curve, forward_probes, probes
 from mlsmoke.overfit.diagnoses._codes import diagnoser
 from mlsmoke.overfit.evidence import Evidence, GateRun
 from mlsmoke.overfit.result import Diagnosis
@@ -42,7 +42,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None
     when = "at init" if step == 0 else f"at step {step}"
     lines = [f"loss {evidence.losses[step]} {when}"]
-    origin = probes.nonfinite_origin(run) if step == 0 else None
+    origin = forward_probes.nonfinite_origin(run) if step == 0 else None
     if origin is not None:
         lines.append(f"it first appears in {origin}, from finite inputs")
     elif evidence.first_nonfinite_output is not None:

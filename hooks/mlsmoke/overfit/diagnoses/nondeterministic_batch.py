@@ -4,7 +4,7 @@ oscillate, and makes every other probe unreliable."""
 
 from __future__ import annotations
 
-from mlsmoke.overfit import probes
+from mlsmoke.overfit import batch_probes, forward_probes
 from mlsmoke.overfit.diagnoses._codes import diagnoser
 from mlsmoke.overfit.evidence import GateRun
 from mlsmoke.overfit.result import Diagnosis
@@ -27,7 +27,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
     if evidence.error is not None or evidence.reached or not evidence.losses:
         return None
-    field = probes.differing_batch_field(run)
+    field = batch_probes.differing_batch_field(run)
     if field is not None:
         return Diagnosis(
             CODE,
@@ -38,7 +38,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
             ],
             BATCH_SUGGESTIONS,
         )
-    if probes.eval_outputs_differ(run):
+    if forward_probes.eval_outputs_differ(run):
         return Diagnosis(
             CODE,
             "two identical forward passes in eval mode give different losses",

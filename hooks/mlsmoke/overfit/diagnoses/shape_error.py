@@ -3,7 +3,7 @@ happened and the shapes of its inputs, as the forward hooks recorded them."""
 
 from __future__ import annotations
 
-from mlsmoke.overfit import probes
+from mlsmoke.overfit import batch_probes, forward_probes
 from mlsmoke.overfit.diagnoses import _errors
 from mlsmoke.overfit.diagnoses._codes import diagnoser
 from mlsmoke.overfit.evidence import GateRun
@@ -55,17 +55,17 @@ def _trail(evidence) -> list[str]:
 
 
 def _loss_inputs(run: GateRun) -> list[str]:
-    capture = probes.capture_forward(run)
+    capture = forward_probes.capture_forward(run)
     lines = []
     if capture is not None:
-        logits = probes.logits_of(capture.output)
+        logits = forward_probes.logits_of(capture.output)
         if logits is not None:
-            lines.append(f"model output: {probes.describe_value(logits)}")
+            lines.append(f"model output: {batch_probes.describe_value(logits)}")
     try:
-        batch = probes.fresh_batch(run)
+        batch = batch_probes.fresh_batch(run)
     except Exception:
         return lines
     return lines + [
-        f"batch field {name}: {probes.describe_value(value)}"
-        for name, value in probes.batch_fields(batch)
+        f"batch field {name}: {batch_probes.describe_value(value)}"
+        for name, value in batch_probes.batch_fields(batch)
     ]
