@@ -114,7 +114,7 @@ REJECTED = {
         ["SM001"],
     ),
     "too-late": (BASH + RUN + "set -euo pipefail\n", ["SM002"]),
-    "too-late-partial": (BASH + RUN + "set -e\n", ["SM002", "SM001"]),
+    "too-late-partial": (BASH + RUN + "set -e\n", ["SM001", "SM002"]),
     "unset-before-command": (
         BASH + "set -euo pipefail\nset +e\n" + RUN,
         ["SM001"],

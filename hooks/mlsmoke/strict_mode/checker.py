@@ -101,7 +101,7 @@ def examine(
     verdict = Verdict(dialect, required, header)
     if pragma.ALL in disabled:
         return verdict
-    problems = _problems(text, verdict, policy)
+    problems = sorted(_problems(text, verdict, policy), key=lambda p: p.offset)
     return Verdict(
         dialect, required, header, tuple(p for p in problems if p.code not in disabled)
     )
