@@ -13,6 +13,7 @@ import pytest
 import yaml
 from baking import TEMPLATE, Bake
 from cookiecutter.exceptions import FailedHookException
+from cookiecutter.main import cookiecutter
 
 import mlsmoke
 
@@ -219,3 +220,22 @@ def test_train_script_is_shellcheck_clean(bake: Bake) -> None:
         [str(BIN / "shellcheck"), str(script)], capture_output=True, text=True
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+@pytest.mark.e2e
+def test_cookiecutter_generates_from_the_repository(hook_repo, tmp_path: Path) -> None:
+    """``cookiecutter <repo> --directory templates/ml-project``, as the README says."""
+    project = cookiecutter(
+        f"git+file://{hook_repo.path}",
+        checkout=hook_repo.rev,
+        directory="templates/ml-project",
+        no_input=True,
+        output_dir=str(tmp_path / "out"),
+        default_config={
+            "replay_dir": str(tmp_path / "replay"),
+            "cookiecutters_dir": str(tmp_path / "cookiecutters"),
+        },
+    )
+    config = (Path(project) / ".pre-commit-config.yaml").read_text()
+    assert f"rev: v{mlsmoke.__version__}" in config
+    assert (Path(project) / "src" / "spiral_classifier" / "model.py").is_file()
