@@ -3,6 +3,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mlsmoke.overfit import curve
 
@@ -119,3 +121,40 @@ def test_short_curves_are_read_as_plateaus() -> None:
 )
 def test_early_spike(losses: list[float], step: int | None) -> None:
     assert curve.early_spike(losses) == step
+
+
+finite_losses = st.lists(
+    st.floats(min_value=0.01, max_value=100.0), min_size=3, max_size=60
+)
+
+
+@given(finite_losses, st.floats(min_value=0.001, max_value=1.0))
+def test_the_reading_does_not_depend_on_the_loss_units(
+    losses: list[float], ratio: float
+) -> None:
+    target = losses[0] * ratio
+    scaled = [1000.0 * v for v in losses]
+    assert (
+        curve.classify_curve(scaled, 1000.0 * target).shape
+        == curve.classify_curve(losses, target).shape
+    )
+
+
+@given(finite_losses, st.integers(min_value=0), st.sampled_from([math.nan, math.inf]))
+def test_a_non_finite_loss_anywhere_is_an_explosion(
+    losses: list[float], where: int, bad: float
+) -> None:
+    losses[where % len(losses)] = bad
+    assert curve.classify_curve(losses, 0.01).shape == curve.EXPLODING
+
+
+@given(
+    st.floats(min_value=0.1, max_value=10.0),
+    st.floats(min_value=0.001, max_value=0.5),
+    st.integers(min_value=4, max_value=200),
+)
+def test_a_steady_decay_never_reads_as_unstable(
+    start: float, rate: float, steps: int
+) -> None:
+    reading = curve.classify_curve(decay(start, rate, steps), start * 1e-4)
+    assert reading.shape in (curve.FALLING_TOO_SLOWLY, curve.PLATEAU, curve.FALLING)
