@@ -128,7 +128,7 @@ BUGS = [
         models.TinyBertForSequenceClassification,
         bugs.text_batch_of_lists,
         "data-error",
-        says="batch field input_ids: a list of 32",
+        says="batch field input_ids: a list of 32 (a list of 12, ...)  <- here",
         bug="input_ids left as Python lists",
     ),
     Case(
@@ -137,6 +137,7 @@ BUGS = [
         models.TinyBertForSequenceClassification,
         bugs.text_batch_misnamed_labels,
         "data-error",
+        says="batch field label: int64 tensor (32,), values 0..3  <- here",
         bug="batch key 'label' for forward(labels=...)",
     ),
     Case(
@@ -145,6 +146,7 @@ BUGS = [
         models.TinyGPT,
         bugs.float_token_batch,
         "data-error",
+        says="batch field batch[0]: float32 tensor (8, 16)  <- here",
         bug="token ids as float",
     ),
     Case(

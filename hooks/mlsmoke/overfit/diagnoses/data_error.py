@@ -7,6 +7,7 @@ or misnamed keys, token ids beyond the vocabulary. Says which field and what it 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from mlsmoke.overfit import batch_probes
 from mlsmoke.overfit.diagnoses import _errors
@@ -50,13 +51,36 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None
     kind = kind or f"a missing key: {evidence.error}"
     lines = [f"{_errors.where(evidence)} raised {_errors.raised(evidence)}"]
-    lines += _field_lines(run)
+    fields = _fields(run)
+    named = set(re.findall(r"'(\w+)'", kind))
+    suspects = {name for name, _ in fields if name in named} or suspect_fields(fields)
+    lines += [
+        f"batch field {name}: {batch_probes.describe_value(value)}"
+        + ("  <- here" if name in suspects and len(suspects) < len(fields) else "")
+        for name, value in fields
+    ]
     return Diagnosis(
         CODE,
         f"the batch holds {kind} ({_errors.where(evidence)})",
         lines,
         SUGGESTIONS,
     )
+
+
+def suspect_fields(fields: list[tuple[str, Any]]) -> set[str]:
+    """Fields that are not tensors, or float tensors holding whole numbers (ids or
+    class indices stored as floats)."""
+    return {name for name, value in fields if _suspect(value)}
+
+
+def _suspect(value: Any) -> bool:
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        return True
+    if not value.is_floating_point() or value.numel() == 0:
+        return False
+    return bool(torch.equal(value, value.round())) and bool(value.abs().max() > 1)
 
 
 def _data_problem(text: str) -> str | None:
@@ -67,12 +91,8 @@ def _data_problem(text: str) -> str | None:
     return None
 
 
-def _field_lines(run: GateRun) -> list[str]:
+def _fields(run: GateRun) -> list[tuple[str, Any]]:
     try:
-        batch = batch_probes.fresh_batch(run)
+        return batch_probes.batch_fields(batch_probes.fresh_batch(run))
     except Exception:
         return []
-    return [
-        f"batch field {name}: {batch_probes.describe_value(value)}"
-        for name, value in batch_probes.batch_fields(batch)
-    ]
