@@ -4,6 +4,10 @@ learns nothing."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import torch
+
 from mlsmoke.overfit import batch_probes, forward_probes
 from mlsmoke.overfit.evidence import GateRun
 from mlsmoke.overfit.result import Warning
@@ -31,7 +35,9 @@ def check(run: GateRun) -> list[Warning]:
     ]
 
 
-def target_field(batch, logits) -> tuple[str, object]:
+def target_field(
+    batch: Any, logits: torch.Tensor | None
+) -> tuple[str, torch.Tensor | None]:
     """The class-index field: matched to the logits' shape when they are known, else an
     integer field with a usual target name."""
     fields = batch_probes.batch_fields(batch)
@@ -50,8 +56,6 @@ def target_field(batch, logits) -> tuple[str, object]:
 
 
 def _is_index_tensor(value: object) -> bool:
-    import torch
-
     return (
         isinstance(value, torch.Tensor)
         and not value.is_floating_point()

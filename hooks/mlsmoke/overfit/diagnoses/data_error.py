@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import torch
+
 from mlsmoke.overfit import batch_probes
 from mlsmoke.overfit.diagnoses import _errors
 from mlsmoke.overfit.diagnoses._codes import diagnoser
@@ -74,8 +76,6 @@ def suspect_fields(fields: list[tuple[str, Any]]) -> set[str]:
 
 
 def _suspect(value: Any) -> bool:
-    import torch
-
     if not isinstance(value, torch.Tensor):
         return True
     if not value.is_floating_point() or value.numel() == 0:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from mlsmoke.overfit import batch_probes, forward_probes
 from mlsmoke.overfit.diagnoses import _errors
 from mlsmoke.overfit.diagnoses._codes import diagnoser
-from mlsmoke.overfit.evidence import GateRun
+from mlsmoke.overfit.evidence import Evidence, GateRun
 from mlsmoke.overfit.result import Diagnosis
 
 CODE = "shape-error"
@@ -43,7 +43,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     return Diagnosis(CODE, f"shapes do not match in {place}", lines, SUGGESTIONS)
 
 
-def _trail(evidence) -> list[str]:
+def _trail(evidence: Evidence) -> list[str]:
     """The last modules that ran before the failure, with their input shapes."""
     ran = [name for name in evidence.module_order if name != evidence.failed_module]
     recent = list(dict.fromkeys(reversed(ran)))[:3]
