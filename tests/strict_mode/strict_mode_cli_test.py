@@ -264,3 +264,11 @@ def test_reads_on_when_the_first_command_comes_late() -> None:
         assert script.at_eof
     finally:
         script.close()
+
+
+def test_undecodable_bytes_are_escaped_in_messages(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    write("latin.sh", b"#!/bin/bash\necho caf\xe9\n")
+    assert main(["latin.sh"]) == 1
+    assert "when `echo caf\\udce9` runs" in capsys.readouterr().out

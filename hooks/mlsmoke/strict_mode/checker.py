@@ -228,10 +228,15 @@ def describe(text: str, statement: Statement, width: int = 40) -> str:
     if statement.kind == "compound":  # show the keyword's whole line: `if [[ -f x ]]`
         newline = text.find("\n", statement.start)
         end = len(text) if newline == -1 else newline
-    source = " ".join(text[statement.start : end].split())
+    source = printable(" ".join(text[statement.start : end].split()))
     if len(source) > width:
         source = source[: width - 3] + "..."
     return f"`{source}`"
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters and undecodable bytes escaped (``\\udce9``)."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def line_of(text: str, offset: int) -> int:

@@ -20,6 +20,7 @@ from mlsmoke.strict_mode.checker import (
     column_of,
     examine,
     line_of,
+    printable,
 )
 from mlsmoke.strict_mode.files import (
     BadPath,
@@ -170,7 +171,7 @@ def _relative(path: str, root: Path) -> PurePosixPath:
 
 def display(path: str) -> str:
     """The path as printed: control characters (a newline in a name) escaped."""
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in path)
+    return printable(path)
 
 
 if __name__ == "__main__":
