@@ -272,3 +272,20 @@ def test_undecodable_bytes_are_escaped_in_messages(
     write("latin.sh", b"#!/bin/bash\necho caf\xe9\n")
     assert main(["latin.sh"]) == 1
     assert "when `echo caf\\udce9` runs" in capsys.readouterr().out
+
+
+def test_a_failed_write_leaves_the_script_and_no_temporary_file(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write("loose.sh", LOOSE)
+
+    def refuse(source: str, destination: str) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(files.os, "replace", refuse)
+    assert main(["--fix", "loose.sh"]) == 2
+    assert "loose.sh: error: cannot write: Read-only file system" in (
+        capsys.readouterr().err
+    )
+    assert path.read_bytes() == LOOSE
+    assert sorted(os.listdir()) == ["loose.sh", "pyproject.toml"]
