@@ -127,6 +127,7 @@ REJECTED = {
         BASH + RUN + "# mlsmoke: disable=strict-mode\n",
         ["SM001"],
     ),
+    "shebang-options": ("#!/bin/bash -eu\nset -o pipefail\n" + RUN, ["SM001"]),
     "positional-not-options": (BASH + "set -- -e -u\n" + RUN, ["SM001"]),
     "computed-option": (BASH + 'set -eu -o "$OPT"\n' + RUN, ["SM001"]),
 }
