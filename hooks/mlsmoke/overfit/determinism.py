@@ -52,10 +52,14 @@ def deterministic(seed: int) -> Iterator[None]:
 def _use_deterministic_algorithms(mode: bool, warn_only: bool) -> None:
     """torch.use_deterministic_algorithms without importing torch._inductor (2 s on a
     small CPU) when the project does not use it."""
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None:  # a torch without the private setter: pay for the import
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+        return
     inductor = sys.modules.get("torch._inductor.config")
     if inductor is not None:
         inductor.deterministic = mode
-    torch._C._set_deterministic_algorithms(mode, warn_only=warn_only)
+    setter(mode, warn_only=warn_only)
 
 
 def _cuda_devices() -> list[int]:
