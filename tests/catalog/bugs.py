@@ -156,6 +156,16 @@ class GRUUnderNoGrad(GRUClassifier):
         return self.head(out[:, -1])
 
 
+class LSTMThroughData(models.LSTMClassifier):
+    def __init__(self) -> None:
+        super().__init__(hidden=4)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple:
+        out, _ = self.rnn(x)
+        logits = self.head(out.data[:, -1])  # bug: .data leaves the graph
+        return logits, F.cross_entropy(logits, y)
+
+
 def loss_through_item(model: nn.Module, batch: tuple) -> torch.Tensor:
     x, y = batch
     value = F.cross_entropy(model(x), y).item()  # bug: logged value returned as loss

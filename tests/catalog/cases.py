@@ -254,6 +254,15 @@ BUGS = [
         bug="torch.no_grad() around the GRU",
     ),
     Case(
+        "lstm-output-through-data",
+        LSTM,
+        bugs.LSTMThroughData,
+        models.sequence_batch,
+        "no-gradient",
+        says="no_grad()): rnn.weight_ih_l0, rnn.weight_hh_l0",
+        bug="the LSTM's output read through .data",
+    ),
+    Case(
         "mlp-loss-through-item",
         MLP,
         models.MLPClassifier,
