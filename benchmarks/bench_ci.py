@@ -48,7 +48,7 @@ def run(quick: bool) -> Section:
             "yes" if install <= INSTALL_LIMIT_SECONDS else "**no**",
         ],
         [
-            f"run {len(ran)} hooks on all files"
+            f"run {len(ran)} hook{'s' if len(ran) != 1 else ''} on all files"
             f" ({'no network' if offline else 'network on'})",
             f"{seconds:.1f}",
             str(LIMIT_SECONDS),
