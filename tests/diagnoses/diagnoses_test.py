@@ -331,3 +331,14 @@ def test_init_loss_is_far_from_log_c(initial: float, classes: int, far: bool) ->
 )
 def test_batch_mixing_checks_several_samples(samples: int, indices: list[int]):
     assert batch_mixing.sample_indices(samples) == indices
+
+
+def test_a_diagnosis_that_breaks_does_not_hide_the_verdict(monkeypatch):
+    def broken(run: GateRun):
+        raise RuntimeError("a bug in a diagnosis")
+
+    registry = [diagnoses.memorized.diagnose, broken, *diagnoses.REGISTRY[1:]]
+    monkeypatch.setattr(diagnoses, "REGISTRY", registry)
+    evidence = Evidence(lr=0.01, max_steps=40, target=0.07, losses=plateau())
+    found = diagnoses.diagnose(ScriptedRun(evidence, lambda **overrides: evidence))
+    assert found.code == "not-learning"
