@@ -81,6 +81,20 @@ def test_a_hook_section_that_is_not_a_table_names_its_key(tmp_path: Path) -> Non
         config.hook_table(tmp_path, "strict-mode")
 
 
+@pytest.mark.parametrize(
+    "text",
+    ['[tool.mlsmoke.strict_mode]\nexclude = ["x"]\n', '[tool.mlsmoke]\npyton = "p"\n'],
+)
+def test_a_misspelt_table_or_key_of_the_tool_section_is_named(
+    tmp_path: Path, text: str
+) -> None:
+    write_pyproject(tmp_path, text)
+    with pytest.raises(
+        ConfigError, match=r"tool\.mlsmoke\.(strict_mode|pyton): unknown"
+    ):
+        config.hook_table(tmp_path, "strict-mode")
+
+
 def test_project_root_is_the_nearest_pyproject_below_the_git_root(
     tmp_path: Path,
 ) -> None:

@@ -25,6 +25,9 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 PYPROJECT = "pyproject.toml"
 TOOL_PATH = "tool.mlsmoke"
+# What [tool.mlsmoke] may hold: the shared interpreter and one table per hook. A
+# misspelt table (`strict_mode`) would otherwise be ignored without a word.
+TOOL_KEYS = ("python", "strict-mode", "doctest", "overfit")
 
 Parser = Callable[[Any, str], Any]
 
@@ -68,6 +71,12 @@ def tool_table(root: Path) -> dict[str, Any]:
     table = read_pyproject(root).get("tool", {}).get("mlsmoke", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{TOOL_PATH}: expected a table, got {type_name(table)}")
+    unknown = sorted(set(table) - set(TOOL_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"{TOOL_PATH}.{unknown[0]}: unknown key; "
+            f"expected one of: {', '.join(TOOL_KEYS)}"
+        )
     return table
 
 
