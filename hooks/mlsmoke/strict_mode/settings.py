@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from mlsmoke.config import TOOL_PATH, Key, boolean, hook_table, string_list, validate
+from mlsmoke.globs import glob_regex
 from mlsmoke.strict_mode.checker import Policy
 
 HOOK = "strict-mode"
@@ -40,7 +40,7 @@ def is_excluded(relative: PurePosixPath, globs: tuple[str, ...]) -> bool:
     directories); one without matches the file's name or any directory's name.
     """
     for glob in globs:
-        pattern = _glob_regex(glob.strip("/"))
+        pattern = glob_regex(glob.strip("/"))
         if "/" in glob.strip("/"):
             prefixes = [
                 "/".join(relative.parts[: n + 1]) for n in range(len(relative.parts))
@@ -50,24 +50,3 @@ def is_excluded(relative: PurePosixPath, globs: tuple[str, ...]) -> bool:
         elif any(pattern.fullmatch(part) for part in relative.parts):
             return True
     return False
-
-
-def _glob_regex(glob: str) -> re.Pattern[str]:
-    out, index = [], 0
-    while index < len(glob):
-        if glob.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif glob.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif glob[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif glob[index] == "?":
-            out.append("[^/]")
-            index += 1
-        else:
-            out.append(re.escape(glob[index]))
-            index += 1
-    return re.compile("".join(out))
