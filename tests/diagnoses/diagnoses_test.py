@@ -164,6 +164,24 @@ def test_no_gradient_names_the_parameters_and_their_share():
     assert [s.split()[0] for s in found.suggestions] == ["unfreeze", "remove"]
 
 
+@pytest.mark.parametrize(
+    ("part", "whole", "expected"),
+    [
+        (0, 200, "0%"),
+        (1, 200, "0.5%"),
+        (1, 3, "33%"),
+        (199, 200, "99.5%"),
+        (200, 200, "100%"),
+        (20_099, 20_104, ">99.9%"),
+        (5, 20_104, "<0.1%"),
+    ],
+)
+def test_a_share_of_the_weights_reads_100_percent_only_when_it_is(
+    part: int, whole: int, expected: str
+) -> None:
+    assert no_gradient.percent(part, whole) == expected
+
+
 def test_a_small_unused_module_is_not_blamed_for_a_plateau():
     # MLPClassifier(): head (64*4+4 = 260 of 5,508 weights, 4.7%) never called
     evidence = Evidence(

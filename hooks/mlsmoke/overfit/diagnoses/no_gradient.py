@@ -138,7 +138,19 @@ def _share(names: list[str], sizes: dict[str, int]) -> str:
     if not total:
         return "an unknown share of the weights"
     count = sum(sizes.get(name, 0) for name in names)
-    return f"{count:,} of {total:,} weights, {100 * count / total:.0f}%"
+    return f"{count:,} of {total:,} weights, {percent(count, total)}"
+
+
+def percent(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as a percentage that reads 0% or 100% only when it is:
+    a model with one trainable weight in 200 is 99.5% frozen, not 100%."""
+    share = 100 * part / whole
+    text = f"{share:.0f}"
+    if 0 < part < whole and text in ("0", "100"):
+        text = f"{share:.1f}"
+        if text in ("0.0", "100.0"):
+            return "<0.1%" if part < whole - part else ">99.9%"
+    return f"{text}%"
 
 
 def _listed(names: list[str]) -> str:
