@@ -121,13 +121,14 @@ def test_code_mistakes_fail_with_the_users_line(keys, phase_text, user_line):
     assert phase_text in report
     if user_line:
         assert user_line in report and "bad_inputs.py" in report
-    assert "mlsmoke/overfit" not in report
+    assert "mlsmoke/overfit" not in report and "ProjectProblem" not in report
 
 
 def test_a_batch_with_no_tensors_fails_saying_what_it_holds():
     result, report = report_of(gate(batch="bad_inputs:batch_of_strings"))
     assert (result.verdict, result.exit_code) == ("fail", 1)
     assert "no tensors" in report and "list of 2" in report
+    assert result.diagnosis.summary.startswith("building the batch: the batch holds")
 
 
 def test_a_loss_that_does_not_require_grad_fails():

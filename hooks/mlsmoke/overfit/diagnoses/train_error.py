@@ -7,7 +7,7 @@ figures and the batch size; a CUDA error re-run on the CPU says so.
 from __future__ import annotations
 
 from mlsmoke.overfit.diagnoses._codes import diagnoser
-from mlsmoke.overfit.evidence import OUT_OF_MEMORY, Evidence, GateRun
+from mlsmoke.overfit.evidence import OUT_OF_MEMORY, Evidence, GateRun, ProjectProblem
 from mlsmoke.overfit.result import TRAIN_ERROR, Diagnosis
 
 _DOING = {
@@ -34,6 +34,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     summary = (
         f"{where} raised {name}: {message}" if message else f"{where} raised {name}"
     )
+    if isinstance(evidence.error, ProjectProblem):  # mlsmoke's finding, not a raise
+        summary = f"{where}: {message}"
     lines = _rerun_lines(evidence) + _memory_lines(evidence)
     if evidence.user_traceback:
         lines.append(evidence.user_traceback)
