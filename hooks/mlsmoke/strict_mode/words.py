@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from mlsmoke.strict_mode.quoting import decode_ansi_c
 
-_PLAIN = re.compile(r"[^ \t\n\r;&|()<>\\'\"`$]+")
 _PLAIN_IN_DOUBLE_QUOTES = re.compile(r"[^\"\\$`]+")
 _PLAIN_IN_BRACES = re.compile(r"[^}\\'\"$`]+")
 _PLAIN_IN_PARENS = re.compile(r"[^()\\'\"$`#\n]+")
@@ -213,17 +212,7 @@ class WordScanner:
             char = self._char(self.pos)
             if char in ("}", ""):
                 return self.pos + 1
-            if char == "\\":
-                self._backslash()
-            elif char == "'":
-                self.pos = self._find("'", self.pos + 1) + 1
-            elif char == '"':
-                self.pos += 1
-                self._double_quoted(scratch)
-            elif char == "$":
-                self._dollar(scratch, quoted=True)
-            else:
-                self.pos = self._backtick_end(self.pos + 1)
+            self._skip_quoted(char, scratch, dollar_quoted=True)
 
     def _arithmetic_end(self, index: int, depth: int) -> int:
         return self._balanced_end(index, depth, comments=False)
@@ -248,15 +237,21 @@ class WordScanner:
                 self.pos = self._find("\n", self.pos)
             elif char in "#\n":
                 self.pos += 1
-            elif char == "\\":
-                self._backslash()
-            elif char == "'":
-                self.pos = self._find("'", self.pos + 1) + 1
-            elif char == '"':
-                self.pos += 1
-                self._double_quoted(scratch)
-            elif char == "$":
-                self._dollar(scratch, quoted=False)
             else:
-                self.pos = self._backtick_end(self.pos + 1)
+                self._skip_quoted(char, scratch, dollar_quoted=False)
         return self.pos
+
+    def _skip_quoted(self, char: str, scratch: list[str], dollar_quoted: bool) -> None:
+        """Step over what starts at ``char``: a backslash escape, a quoted string, a
+        ``$`` form or a backtick command, inside ``${...}`` or parentheses."""
+        if char == "\\":
+            self._backslash()
+        elif char == "'":
+            self.pos = self._find("'", self.pos + 1) + 1
+        elif char == '"':
+            self.pos += 1
+            self._double_quoted(scratch)
+        elif char == "$":
+            self._dollar(scratch, quoted=dollar_quoted)
+        else:
+            self.pos = self._backtick_end(self.pos + 1)
