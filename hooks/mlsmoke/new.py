@@ -9,6 +9,7 @@ is what an editable install sees. cookiecutter is an optional extra,
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -54,6 +55,22 @@ def parse_assignments(pairs: Sequence[str]) -> dict[str, str]:
     return answers
 
 
+def template_questions(template: Path) -> list[str]:
+    """The questions of the template's cookiecutter.json (``_`` keys are settings)."""
+    with (template / "cookiecutter.json").open(encoding="utf-8") as file:
+        return [key for key in json.load(file) if not key.startswith("_")]
+
+
+def check_questions(answers: Mapping[str, str], questions: Sequence[str]) -> None:
+    """cookiecutter ignores an answer to no question; a misspelt --set must not be."""
+    for key in answers:
+        if key not in questions:
+            raise UsageError(
+                f"--set {key}=...: the template has no question {key!r}; "
+                f"it asks: {', '.join(questions)}"
+            )
+
+
 def default_answers(project_dir: Path, answers: Mapping[str, str]) -> dict[str, str]:
     """Answers for cookiecutter: the slug is DIR's name; the name comes from it."""
     slug = project_dir.name
@@ -67,7 +84,9 @@ def default_answers(project_dir: Path, answers: Mapping[str, str]) -> dict[str, 
 
 
 def check_destination(project_dir: Path) -> None:
-    if project_dir.is_file() or (project_dir.is_dir() and any(project_dir.iterdir())):
+    if project_dir.exists() and not project_dir.is_dir():
+        raise UsageError(f"{project_dir}: already exists and is not a directory")
+    if project_dir.is_dir() and any(project_dir.iterdir()):
         raise UsageError(f"{project_dir}: already exists and is not empty")
     if not project_dir.name:
         raise UsageError(f"{project_dir}: cannot name a project after this path")
@@ -146,9 +165,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     project_dir = args.dir.absolute()
     check_destination(project_dir)
-    answers = default_answers(project_dir, parse_assignments(args.set))
+    template = find_template()
+    assignments = parse_assignments(args.set)
+    check_questions(assignments, template_questions(template))
+    answers = default_answers(project_dir, assignments)
     no_input = args.no_input or not sys.stdin.isatty()
-    project = generate(find_template(), project_dir, answers, no_input)
+    project = generate(template, project_dir, answers, no_input)
     print(next_steps(project, answers))
     return 0
 

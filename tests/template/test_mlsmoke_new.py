@@ -66,6 +66,11 @@ def test_dot_generates_into_the_current_empty_dir(
         (["--set", "package_name"], "--set 'package_name': expected KEY=VALUE"),
         (["--set", "=x"], "--set '=x': expected KEY=VALUE"),
         (["--set", "project_slug=other"], "the slug is the name of DIR ('proj')"),
+        (
+            ["--set", "pakage_name=net"],
+            "--set pakage_name=...: the template has no question 'pakage_name'; "
+            "it asks: project_name, project_slug, package_name,",
+        ),
     ],
 )
 def test_bad_answers_exit_2_naming_the_option(
@@ -84,6 +89,14 @@ def test_a_non_empty_dir_is_left_alone(tmp_path: Path, capsys) -> None:
     assert code == 2
     assert "already exists and is not empty" in err
     assert os.listdir(tmp_path / "proj") == ["notes.txt"]
+
+
+def test_a_file_in_the_way_is_named(tmp_path: Path, capsys) -> None:
+    (tmp_path / "proj").write_text("keep me")
+    code, _, err = run_new(capsys, str(tmp_path / "proj"), "--no-input")
+    assert code == 2
+    assert f"{tmp_path / 'proj'}: already exists and is not a directory" in err
+    assert (tmp_path / "proj").read_text() == "keep me"
 
 
 def test_an_invalid_project_name_is_rejected_by_the_template(
