@@ -51,6 +51,11 @@ def is_torch_error(evidence: Evidence) -> bool:
     return evidence.error is not None and not isinstance(evidence.error, ProjectProblem)
 
 
+def raised_in_forward(evidence: Evidence) -> bool:
+    """The project's code raised during the forward pass or the loss."""
+    return is_torch_error(evidence) and evidence.phase in ("forward", "loss")
+
+
 def mentions(evidence: Evidence, needles: tuple[str, ...]) -> bool:
     text = message(evidence).lower()
     return any(needle in text for needle in needles)

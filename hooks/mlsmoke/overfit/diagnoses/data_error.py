@@ -43,10 +43,7 @@ SUGGESTIONS = [
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
-    if not _errors.is_torch_error(evidence) or evidence.phase not in (
-        "forward",
-        "loss",
-    ):
+    if not _errors.raised_in_forward(evidence):
         return None
     kind = _data_problem(str(evidence.error))
     if kind is None and not isinstance(evidence.error, KeyError):

@@ -24,10 +24,7 @@ SUGGESTIONS = [
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
-    if not _errors.is_torch_error(evidence) or evidence.phase not in (
-        "forward",
-        "loss",
-    ):
+    if not _errors.raised_in_forward(evidence):
         return None
     if not _errors.mentions(evidence, _errors.SHAPE_MESSAGES):
         return None
