@@ -87,6 +87,18 @@ class Evidence:
         return self.losses[-1] if self.losses else None
 
     @property
+    def memorized(self) -> bool:
+        """The loss reached its target and nothing raised."""
+        return self.reached and self.error is None
+
+    def stopped_short(self, min_losses: int = 2) -> bool:
+        """It trained without an error and stopped short of its target, leaving at
+        least ``min_losses`` losses: a curve to read."""
+        return (
+            self.error is None and not self.reached and len(self.losses) >= min_losses
+        )
+
+    @property
     def config_key(self) -> str | None:
         """The config key at fault when the run failed on configuration, else None."""
         return getattr(self.error, "config_key", None)

@@ -68,13 +68,13 @@ def lr_sweep(run: GateRun, factors: tuple[float, ...]) -> list[Evidence]:
     for factor in factors:
         probe = at_lr(run, run.evidence.lr * factor)
         probes.append(probe)
-        if probe.reached and probe.error is None:
+        if probe.memorized:
             break
     return probes
 
 
 def memorizing_probe(probes: list[Evidence]) -> Evidence | None:
-    return next((p for p in probes if p.reached and p.error is None), None)
+    return next((p for p in probes if p.memorized), None)
 
 
 def in_float64(run: GateRun) -> Evidence:

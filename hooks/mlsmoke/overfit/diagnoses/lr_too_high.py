@@ -18,7 +18,7 @@ UNSTABLE = (curve.RISING, curve.EXPLODING, curve.OSCILLATING)
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
-    if evidence.error is not None or evidence.reached or len(evidence.losses) < 2:
+    if not evidence.stopped_short():
         return None
     if not math.isfinite(evidence.losses[0]):
         return None  # broken at init: no learning rate is involved yet

@@ -15,7 +15,7 @@ SLOW = (curve.PLATEAU, curve.FALLING_TOO_SLOWLY)
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
-    if evidence.error is not None or evidence.reached or len(evidence.losses) < 2:
+    if not evidence.stopped_short():
         return None
     reading = curve.classify_curve(evidence.losses, evidence.target)
     if reading.shape not in SLOW:

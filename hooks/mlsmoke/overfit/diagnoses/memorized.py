@@ -10,7 +10,7 @@ from mlsmoke.overfit.result import MEMORIZED, Diagnosis
 @diagnoser(MEMORIZED)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
-    if not evidence.reached or evidence.error is not None:
+    if not evidence.memorized:
         return None
     return Diagnosis(
         MEMORIZED,

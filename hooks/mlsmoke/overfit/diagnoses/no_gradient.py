@@ -47,7 +47,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
     if _loss_is_disconnected(evidence):
         return _disconnected_loss(run)
-    if evidence.error is not None or evidence.reached or len(evidence.losses) < 2:
+    if not evidence.stopped_short():
         return None
     shape = curve.classify_curve(evidence.losses, evidence.target).shape
     if shape not in (curve.PLATEAU, curve.FALLING_TOO_SLOWLY):

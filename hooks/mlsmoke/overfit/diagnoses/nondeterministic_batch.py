@@ -25,7 +25,7 @@ MODEL_SUGGESTIONS = [
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
-    if evidence.error is not None or evidence.reached or not evidence.losses:
+    if not evidence.stopped_short(1):
         return None
     field = batch_probes.differing_batch_field(run)
     if field is not None:

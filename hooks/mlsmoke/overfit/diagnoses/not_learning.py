@@ -27,7 +27,7 @@ SUGGESTIONS = [
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
-    if evidence.error is not None or evidence.reached or len(evidence.losses) < 2:
+    if not evidence.stopped_short():
         return None
     reading = curve.classify_curve(evidence.losses, evidence.target)
     if reading.shape != curve.PLATEAU:

@@ -14,7 +14,7 @@ CODE = "too-slow"
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
-    if evidence.error is not None or evidence.reached or len(evidence.losses) < 4:
+    if not evidence.stopped_short(4):
         return None
     reading = curve.classify_curve(evidence.losses, evidence.target)
     if reading.shape != curve.FALLING_TOO_SLOWLY or reading.steps_needed is None:

@@ -28,7 +28,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
     if _negative_at_init(run):
         return _falls_without_bound(run)
-    if evidence.error is not None or evidence.reached or len(evidence.losses) < 3:
+    if not evidence.stopped_short(3):
         return None
     reading = curve.classify_curve(evidence.losses, evidence.target)
     if reading.shape == curve.UNBOUNDED_BELOW:
