@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -207,6 +208,31 @@ def test_generated_code_is_black_and_flake8_clean(
         completed = subprocess.run(
             [str(BIN / command[0]), *command[1:]],
             cwd=project,
+            capture_output=True,
+            text=True,
+        )
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def test_a_training_checkpoint_loads_with_torch_load_defaults(bake: Bake) -> None:
+    project = bake(**NON_DEFAULT)
+    package = NON_DEFAULT["package_name"]
+    load = (
+        "import torch, sys\n"
+        f"from {package} import Classifier, ClassifierConfig\n"
+        "checkpoint = torch.load(sys.argv[1])\n"
+        "model = Classifier(ClassifierConfig(**checkpoint['config']))\n"
+        "model.load_state_dict(checkpoint['model'])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(project / "src")}
+    for command in (
+        ["train.py", "--steps", "2", "--eval-every", "1", "--out", "ck.pt"],
+        ["-c", load, "ck.pt"],
+    ):
+        completed = subprocess.run(
+            [sys.executable, *command],
+            cwd=project,
+            env=env,
             capture_output=True,
             text=True,
         )

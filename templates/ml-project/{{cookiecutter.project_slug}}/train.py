@@ -1,12 +1,15 @@
 """Train the classifier on generated spirals: a plain loop, nothing hidden.
 
 Run it through scripts/train.sh, or directly: ``python train.py --steps 500``.
+Load the checkpoint back with ``torch.load(path)``, then
+``Classifier(ClassifierConfig(**checkpoint["config"]))`` and ``load_state_dict``.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import asdict
 
 import torch
 
@@ -54,7 +57,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             val = accuracy(model, x_val, y_val)
             print(f"step {step:5d}  loss {loss.item():.4f}  val accuracy {val:.3f}")
 
-    torch.save({"config": model.config, "model": model.state_dict()}, args.out)
+    # The config as a plain dict: torch.load's default, weights_only=True, refuses to
+    # unpickle a class of ours.
+    checkpoint = {"config": asdict(model.config), "model": model.state_dict()}
+    torch.save(checkpoint, args.out)
     print(f"saved {args.out}")
     return 0
 
