@@ -39,6 +39,14 @@ def forward_device(run: GateRun) -> str:
     return "cpu" if run.evidence.cuda_error else run.evidence.device
 
 
+def _fresh_model_and_batch(run: GateRun) -> tuple[torch.nn.Module, Any]:
+    """A new model and batch from the factories, on the probes' device; called under
+    ``seeded(run)`` so that they match the gate's own."""
+    device = forward_device(run)
+    model = run.model_factory().to(placement(device))
+    return model, batch_to(run.batch_factory(), device, None)
+
+
 @dataclass
 class ForwardCapture:
     """One eval-mode forward of a fresh model on the gate's batch, called as the gate
@@ -62,8 +70,7 @@ def capture_forward(run: GateRun) -> ForwardCapture | None:
 def _capture(run: GateRun) -> ForwardCapture | None:
     try:
         with seeded(run):
-            model = run.model_factory().to(placement(forward_device(run)))
-            batch = batch_to(run.batch_factory(), forward_device(run), None)
+            model, batch = _fresh_model_and_batch(run)
     except Exception:
         return None
     capture = ForwardCapture(model, batch)
@@ -160,8 +167,7 @@ def eval_outputs_differ(run: GateRun) -> bool:
     def compare() -> bool:
         try:
             with seeded(run):
-                model = run.model_factory().to(placement(forward_device(run)))
-                batch = batch_to(run.batch_factory(), forward_device(run), None)
+                model, batch = _fresh_model_and_batch(run)
                 model.eval()
                 with torch.no_grad():
                     first = _as_tensor(_loss_of(run, model, batch))
@@ -190,8 +196,7 @@ def nonfinite_origin(run: GateRun) -> str | None:
 def _trace_nonfinite(run: GateRun) -> str | None:
     try:
         with seeded(run):
-            model = run.model_factory().to(placement(forward_device(run)))
-            batch = batch_to(run.batch_factory(), forward_device(run), None)
+            model, batch = _fresh_model_and_batch(run)
     except Exception:
         return None
     if any(_nonfinite(t) for t in _tensors(batch)):
