@@ -27,6 +27,15 @@ show() {
     printf '%s\n' "$line"
     "$@"
 }
+# sed on the model that stops the demo when the line to change is not there, so a change
+# to the template cannot quietly turn a step into a no-op.
+edit_model() {
+    if ! grep -q -- "$1" "$MODEL"; then
+        echo "demo: $MODEL has no line matching '$1'" >&2
+        exit 1
+    fi
+    sed -i "s/$1/$2/" "$MODEL"
+}
 quiet_pip() { "$@" 2>&1 | { grep -v '^WARNING: Location' || true; }; }
 
 step "1. Generate a project"
@@ -65,8 +74,8 @@ show pre-commit run overfit-batch --verbose
 show git commit --quiet -m "Start from the mlsmoke template"
 
 step "5. A change to the model: a wider hidden layer, and a flipped loss sign with it"
-sed -i 's/    hidden: int = 64/    hidden: int = 96/' "$MODEL"
-sed -i 's/loss = F.cross_entropy(/loss = -F.cross_entropy(/' "$MODEL"
+edit_model '    hidden: int = 64' '    hidden: int = 96'
+edit_model 'loss = F.cross_entropy(' 'loss = -F.cross_entropy('
 show git --no-pager diff --unified=0
 git add --all
 if show git commit --quiet -m "Widen the hidden layer"; then
@@ -75,7 +84,7 @@ if show git commit --quiet -m "Widen the hidden layer"; then
 fi
 
 step "6. Fix the sign: the same change now commits, and the gate memorizes again"
-sed -i 's/loss = -F.cross_entropy(/loss = F.cross_entropy(/' "$MODEL"
+edit_model 'loss = -F.cross_entropy(' 'loss = F.cross_entropy('
 git add --all
 show git commit --quiet -m "Widen the hidden layer"
 show git --no-pager log --oneline
