@@ -7,11 +7,11 @@ import os
 
 import pytest
 
+from mlsmoke.globs import glob_regex
 from mlsmoke.overfit.cache import (
     PassCache,
     cache_key,
     files_digest,
-    glob_regex,
     torch_unchanged,
     watched_files,
 )

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import mlsmoke
+from mlsmoke.globs import glob_regex
 from mlsmoke.interpreter import ENV_VARIABLE
 from mlsmoke.overfit.result import Result
 from mlsmoke.overfit.settings import GateSettings
@@ -29,29 +29,6 @@ from mlsmoke.overfit.settings import GateSettings
 CACHE_DIR = ".mlsmoke"
 KEEP_ENTRIES = 64
 _SKIP_DIRS = {".git", ".mlsmoke", ".venv", "venv", "node_modules", "__pycache__"}
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A regex for a path glob: ``**/`` is any number of directories, ``*`` and ``?``
-    stay inside one path segment."""
-    parts, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            parts.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            parts.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            parts.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            parts.append("[^/]")
-            i += 1
-        else:
-            parts.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(parts) + r"\Z")
 
 
 def watched_files(root: Path, globs: Sequence[str]) -> list[str]:
