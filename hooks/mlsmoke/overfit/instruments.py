@@ -8,7 +8,6 @@ runs at the speed of a hand-written one.
 
 from __future__ import annotations
 
-import math
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -129,10 +128,6 @@ def first_nonfinite_grad(model: torch.nn.Module) -> str | None:
         if p.grad is not None and not bool(torch.isfinite(p.grad).all()):
             found = name
     return found
-
-
-def is_finite(value: float) -> bool:
-    return math.isfinite(value)
 
 
 def user_traceback(error: BaseException) -> str:
