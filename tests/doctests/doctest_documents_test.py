@@ -108,3 +108,12 @@ def test_malformed_examples_are_a_failure_of_the_file(write, doctest) -> None:
     assert code == 1
     assert output.startswith("notes.rst: cannot parse the examples\n")
     assert "lacks blank after >>>" in output
+
+
+@pytest.mark.parametrize("name", ["-x.txt", "--fix.txt", "-h.txt"])
+def test_a_file_named_like_an_option_is_run(write, doctest, name: str) -> None:
+    # pre-commit passes staged names without a `--` before them.
+    write({name: ">>> 1 + 1\n3\n"})
+    code, output = doctest(name)
+    assert code == 1
+    assert output.startswith(f"{name}:1:\n    >>> 1 + 1\nexpected:\n    3\n")

@@ -11,12 +11,14 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from mlsmoke import interpreter
+from mlsmoke.arguments import files_after_dashes
 from mlsmoke.config import find_project_root
 from mlsmoke.doctests.formatting import format_results
 from mlsmoke.doctests.requirements import required_modules
@@ -38,7 +40,9 @@ class ExampleFile(NamedTuple):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(
+        files_after_dashes(sys.argv[1:] if argv is None else argv, options=())
+    )
     root = find_project_root()
     settings = load_settings(root)
     files = files_with_examples(args.filenames, root, settings)

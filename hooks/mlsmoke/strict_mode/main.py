@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
+from mlsmoke.arguments import files_after_dashes
 from mlsmoke.config import find_project_root
 from mlsmoke.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from mlsmoke.strict_mode.checker import (
@@ -62,25 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _split_arguments(argv: Sequence[str]) -> list[str]:
-    """Move file names that look like options (``-x.sh``) after ``--``."""
-    options: list[str] = []
-    files: list[str] = []
-    for index, argument in enumerate(argv):
-        if argument == "--":
-            files += argv[index + 1 :]
-            break
-        if argument.startswith("-") and argument not in _OPTIONS:
-            if argument not in ("-h", "--help") and os.path.lexists(argument):
-                files.append(argument)
-                continue
-        options.append(argument)
-    return options + ["--", *files] if files else options
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(
-        _split_arguments(list(sys.argv[1:] if argv is None else argv))
+        files_after_dashes(sys.argv[1:] if argv is None else argv, _OPTIONS)
     )
     root = find_project_root()
     settings = load_settings(root)
