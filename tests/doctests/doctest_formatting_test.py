@@ -58,3 +58,9 @@ def test_summary_counts_examples_and_files() -> None:
     assert summary(results) == (
         "doctest: 2 of 3 files failed: 1 of 7 examples failed, 1 file did not run"
     )
+
+
+def test_summary_without_any_example_run_counts_only_files() -> None:
+    broken = FileFailure("cannot import b", "SyntaxError", "")
+    results = [FileResult("b.py", 0, [], broken)]
+    assert summary(results) == "doctest: 1 of 1 file failed: 1 file did not run"

@@ -44,7 +44,8 @@ def summary(results: list[FileResult]) -> str:
         bool(result.failures or result.file_failure) for result in results
     )
     ran = sum(result.attempted for result in results)
-    parts = [f"{failed_examples} of {ran} examples failed"]
+    # When every file failed to import, "0 of 0 examples failed" would only be noise.
+    parts = [f"{failed_examples} of {ran} examples failed"] if ran else []
     if broken:
         parts.append(f"{broken} {_plural(broken, 'file')} did not run")
     files = f"{failing_files} of {len(results)} {_plural(len(results), 'file')}"
