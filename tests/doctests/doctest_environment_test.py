@@ -87,6 +87,7 @@ def test_an_interpreter_that_dies_exits_2_with_its_last_output(write, doctest) -
     code, output = doctest("dies.py")
     assert code == 2
     assert "exited with code 9 before reporting" in output
+    assert "before reporting on dies.py\n" in output
     assert "  last words" in output
 
 

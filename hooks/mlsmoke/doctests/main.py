@@ -29,6 +29,7 @@ from mlsmoke.errors import EXIT_FAILED, EXIT_OK, EnvironmentProblem, UsageError
 
 RUNNER_MODULE = "mlsmoke.doctests.runner"
 _OUTPUT_TAIL_LINES = 30
+_FILES_NAMED = 5  # in the message of a runner that died
 
 
 class ExampleFile(NamedTuple):
@@ -153,13 +154,21 @@ def run_in_interpreter(
             errors="replace",
         )
         if not report.is_file():
-            raise EnvironmentProblem(_no_report_message(python, completed))
+            raise EnvironmentProblem(_no_report_message(python, files, completed))
         return results_from_json(json.loads(report.read_text(encoding="utf-8")))
 
 
-def _no_report_message(python: Path, completed: subprocess.CompletedProcess) -> str:
+def _no_report_message(
+    python: Path, files: list[ExampleFile], completed: subprocess.CompletedProcess
+) -> str:
     output = completed.stdout.rstrip().splitlines()[-_OUTPUT_TAIL_LINES:]
-    lines = [f"{python} exited with code {completed.returncode} before reporting"]
+    running = ", ".join(file.shown for file in files[:_FILES_NAMED])
+    if len(files) > _FILES_NAMED:
+        running += f" and {len(files) - _FILES_NAMED} more"
+    lines = [
+        f"{python} exited with code {completed.returncode} before reporting "
+        f"on {running}"
+    ]
     lines += ["its last output:", *(f"  {line}" for line in output)] if output else []
     return "\n".join(lines)
 
