@@ -104,9 +104,8 @@ def open_script(path: str) -> Script | Skipped:
 
 def name_skip_reason(path: str) -> str | None:
     name = os.path.basename(path)
-    if name in RC_NAMES or name.endswith("rc") and name.startswith("."):
-        return "an rc file, sourced by interactive shells"
-    if name.endswith(".bashrc"):
+    dot_rc = name.startswith(".") and name.endswith("rc")  # .bashrc, .zshrc, .inputrc
+    if name in RC_NAMES or dot_rc or name.endswith(".bashrc"):
         return "an rc file, sourced by interactive shells"
     if name.endswith(".bats"):
         return "a bats test file"
