@@ -93,6 +93,18 @@ def test_error_is_recorded_with_its_phase_module_and_user_line():
     assert "mlsmoke" not in evidence.user_traceback
 
 
+def test_a_factory_called_with_the_wrong_arguments_shows_no_empty_traceback():
+    def takes_no_parameters():
+        return torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+
+    project_optimizer = optimizer_factory("custom", takes_no_parameters, 0.1)
+    evidence = train(MLP, mlp_batch, mlp_loss, project_optimizer, lr=None,
+                     max_steps=3, target_loss=None, target_ratio=0.05, device="cpu",
+                     timeout=60, seed=0)  # fmt: skip
+    assert isinstance(evidence.error, TypeError) and evidence.phase == "optimizer"
+    assert evidence.user_traceback is None
+
+
 def test_nonfinite_loss_stops_and_names_the_module():
     class LogOfZero(torch.nn.Module):
         def __init__(self):

@@ -130,13 +130,17 @@ def first_nonfinite_grad(model: torch.nn.Module) -> str | None:
     return found
 
 
-def user_traceback(error: BaseException) -> str:
-    """``error``'s traceback without mlsmoke's frames and torch's dispatch frames."""
+def user_traceback(error: BaseException) -> str | None:
+    """``error``'s traceback without mlsmoke's frames and torch's dispatch frames; None
+    when no frame is left (a callable called with the wrong arguments): the error's
+    own message says it all."""
     frames = [
         frame
         for frame in traceback.extract_tb(error.__traceback__)
         if not _is_noise(frame)
     ]
+    if not frames:
+        return None
     lines = ["Traceback (most recent call last):\n"]
     lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(type(error), error)
