@@ -12,6 +12,10 @@ def model_that_raises():
     return MLP(features=16, hidden=-1)  # the user's bug: a negative width
 
 
+def model_that_exits():
+    raise SystemExit("usage: train.py --hidden N")  # argparse in a model's config
+
+
 def batch_of_strings():
     return ["the cat sat", "on the mat"]
 

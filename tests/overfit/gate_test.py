@@ -112,8 +112,10 @@ def test_a_module_that_raises_on_import_shows_the_users_line(tmp_path, monkeypat
         ({"model": "bad_inputs:model_that_raises"}, "building the model raised",
          "hidden=-1"),
         ({"loss": "bad_inputs:per_sample_loss"}, "not a scalar", None),
+        ({"model": "bad_inputs:model_that_exits"},
+         "building the model raised SystemExit", "usage: train.py"),
     ],
-    ids=["model-factory-raises", "loss-not-scalar"],
+    ids=["model-factory-raises", "loss-not-scalar", "model-factory-exits"],
 )  # fmt: skip
 def test_code_mistakes_fail_with_the_users_line(keys, phase_text, user_line):
     result, report = report_of(gate(**keys))

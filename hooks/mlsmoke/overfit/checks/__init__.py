@@ -35,8 +35,10 @@ def run_checks(run: GateRun) -> list[Warning]:
     """Every check's warnings, in REGISTRY order; a check that breaks says nothing."""
     warnings: list[Warning] = []
     for check in REGISTRY:
+        # A check must never turn a verdict into a crash, nor let a factory's
+        # sys.exit() (argparse in a model's config) end the gate.
         try:
             warnings += check(run)
-        except Exception:  # a check must never turn a verdict into a crash
+        except (Exception, SystemExit):
             continue
     return warnings

@@ -65,9 +65,11 @@ REGISTRY: list[Diagnoser] = [
 def diagnose(run: GateRun) -> Diagnosis:
     """The first diagnosis in REGISTRY that answers for ``run``."""
     for diagnoser in REGISTRY:
+        # A broken diagnosis, or a factory's sys.exit() in a probe, must not hide
+        # the verdict.
         try:
             found = diagnoser(run)
-        except Exception:  # a broken diagnosis must not hide the verdict
+        except (Exception, SystemExit):
             continue
         if found is not None:
             return found
