@@ -103,7 +103,7 @@ def run_gate(
         build_optimizer,
     )
     diagnosis = _mention_timeout(diagnose(run), evidence, settings)
-    return _result(settings, evidence, diagnosis, _warnings(run)), run
+    return _result(settings, evidence, diagnosis, run_checks(run)), run
 
 
 def _mention_timeout(
@@ -118,13 +118,6 @@ def _mention_timeout(
             f" of {settings.max_steps} steps",
         )
     return diagnosis
-
-
-def _warnings(run: GateRun) -> list:
-    try:
-        return run_checks(run)
-    except Exception:  # a broken check must not hide the verdict
-        return []
 
 
 def _load_factories(settings: GateSettings) -> dict[str, Callable[..., Any]]:
