@@ -19,10 +19,13 @@ import torch
 import mlsmoke
 
 _MLSMOKE_DIR = str(Path(mlsmoke.__file__).resolve().parent)
-# torch's own dispatch frames between a module call and its forward: noise to users.
+# torch's own dispatch frames between a module call and its forward, and the import
+# machinery between import_module and the user's module: noise to users.
 _NOISE = (
     ("torch/nn/modules/module.py", ("_call_impl", "_wrapped_call_impl", "inner")),
+    ("importlib/__init__.py", ("import_module",)),
 )
+_IMPORT_MACHINERY = "<frozen importlib."
 
 
 class ModuleTrace:
@@ -131,15 +134,16 @@ def first_nonfinite_grad(model: torch.nn.Module) -> str | None:
 
 
 def user_traceback(error: BaseException) -> str | None:
-    """``error``'s traceback without mlsmoke's frames and torch's dispatch frames; None
-    when no frame is left (a callable called with the wrong arguments): the error's
-    own message says it all."""
+    """``error``'s traceback without mlsmoke's frames, torch's dispatch frames and the
+    import machinery; None when no frame is left (a callable called with the wrong
+    arguments), since the error's own message says it all, unless it is a SyntaxError,
+    which shows the user's line itself."""
     frames = [
         frame
         for frame in traceback.extract_tb(error.__traceback__)
         if not _is_noise(frame)
     ]
-    if not frames:
+    if not frames and not isinstance(error, SyntaxError):
         return None
     lines = ["Traceback (most recent call last):\n"]
     lines += traceback.format_list(frames)
@@ -150,6 +154,8 @@ def user_traceback(error: BaseException) -> str | None:
 def _is_noise(frame: traceback.FrameSummary) -> bool:
     filename = frame.filename.replace("\\", "/")
     if filename.startswith(_MLSMOKE_DIR.replace("\\", "/")):
+        return True
+    if filename.startswith(_IMPORT_MACHINERY):
         return True
     return any(
         filename.endswith(path) and frame.name in names for path, names in _NOISE
