@@ -311,6 +311,8 @@ def test_too_slow_estimates_the_steps_it_would_need():
         ("embedding(): argument 'indices' must be Tensor, not list", "list"),
         ("forward() got an unexpected keyword argument 'label'", "'label'"),
         ("forward() missing 1 required positional argument: 'labels'", "'labels'"),
+        ("MLP.forward() takes 2 positional arguments but 3 were given",
+         "more fields"),
         ("Expected tensor for argument #1 'indices' to have one of the following"
          " scalar types: Long, Int; but got torch.FloatTensor", "float token ids"),
         ("expected target dtype to be Long or Byte, but got Float", "wrong dtype"),

@@ -138,6 +138,13 @@ def test_code_mistakes_fail_with_the_users_line(keys, phase_text, user_line):
     assert "mlsmoke/overfit" not in report and "ProjectProblem" not in report
 
 
+def test_a_tuple_batch_for_a_one_input_model_points_at_the_loss_key():
+    result, report = report_of(gate(loss=None))  # MLP.forward(x), batch (x, y)
+    assert (result.diagnosis.code, result.exit_code) == ("data-error", 1)
+    assert "more fields than forward() takes" in result.diagnosis.summary
+    assert "calls model(*batch)" in result.diagnosis.suggestions[0]
+
+
 def test_a_batch_with_no_tensors_fails_saying_what_it_holds():
     result, report = report_of(gate(batch="bad_inputs:batch_of_strings"))
     assert (result.verdict, result.exit_code) == ("fail", 1)

@@ -23,6 +23,10 @@ _KINDS = (
     (r"must be Tensor, not (\w+)", "a {0} where a tensor is needed"),
     (r"unexpected keyword argument '(\w+)'", "a key the model does not take: {0!r}"),
     (r"missing \d+ required positional argument[s]?: (.+)", "a missing key: {0}"),
+    (
+        r"forward\(\) takes \d+ positional arguments? but \d+ were given",
+        "more fields than forward() takes",
+    ),
     (r"'indices' to have one of the following scalar types", "float token ids"),
     (r"index out of range in self", "ids beyond an embedding's size"),
     (r"expected target dtype to be (\w+)", "targets of the wrong dtype"),
@@ -38,6 +42,13 @@ SUGGESTIONS = [
     "class indices and token ids are int64 (torch.long); inputs are float",
     "name batch keys exactly as the model's forward() arguments",
 ]
+
+# Without a loss key the model is called with the batch itself (objective.call_model).
+CALLED_AS = (
+    "without a loss key the gate calls model(*batch) for a tuple or list and"
+    " model(**batch) for a mapping; to call it otherwise, set loss to a callable"
+    " (model, batch) -> scalar tensor"
+)
 
 
 @diagnoser(CODE)
@@ -58,11 +69,14 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         + ("  <- here" if name in suspects and len(suspects) < len(fields) else "")
         for name, value in fields
     ]
+    suggestions = SUGGESTIONS
+    if run.loss_fn is None:
+        suggestions = [CALLED_AS] + SUGGESTIONS
     return Diagnosis(
         CODE,
         f"the batch holds {kind} ({_errors.where(evidence)})",
         lines,
-        SUGGESTIONS,
+        suggestions,
     )
 
 
