@@ -115,6 +115,9 @@ class GateRun:
     loss_fn: Callable[[Any, Any], Any] | None
     optimizer_factory: Callable[[Any, float | None], Any]
     probes: list[Evidence] = field(default_factory=list)
+    # The probes' answers, one per question (probes.remember); they live as long as
+    # the run, so a probe's model and batch are freed with it.
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def probe(self, **overrides: Any) -> Evidence:
         """Train again with the same factories; ``overrides`` are train()'s keywords.

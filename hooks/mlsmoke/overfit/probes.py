@@ -19,23 +19,12 @@ LOWER_LR_FACTORS = (0.1, 0.01)
 HIGHER_LR_FACTORS = (10.0, 100.0)
 MIN_PROBE_SECONDS = 5.0
 
-_MEMO: dict[int, tuple[GateRun, dict[Any, Any]]] = {}
-
-
-def _memo(run: GateRun) -> dict[Any, Any]:
-    entry = _MEMO.get(id(run))
-    if entry is None or entry[0] is not run:
-        _MEMO.clear()  # one gate is diagnosed at a time; drop the previous one's
-        entry = _MEMO[id(run)] = (run, {})
-    return entry[1]
-
 
 def remember(run: GateRun, key: Any, compute: Callable[[], Any]) -> Any:
     """``compute()``, once per gate run and ``key``."""
-    memo = _memo(run)
-    if key not in memo:
-        memo[key] = compute()
-    return memo[key]
+    if key not in run.memo:
+        run.memo[key] = compute()
+    return run.memo[key]
 
 
 # --- training probes ------------------------------------------------------------------
