@@ -34,6 +34,12 @@ def write(name: str, data: bytes, mode: int = 0o755) -> Path:
     return path
 
 
+def test_a_byte_order_mark_is_not_a_column(capsys: pytest.CaptureFixture[str]) -> None:
+    write("bom.sh", b"\xef\xbb\xbfecho hi\n")
+    assert main(["bom.sh"]) == 1
+    assert capsys.readouterr().out.startswith("bom.sh:1:1: SM001 ")
+
+
 def test_clean_script_passes_silently(capsys: pytest.CaptureFixture[str]) -> None:
     write("strict.sh", STRICT)
     assert main(["strict.sh"]) == 0

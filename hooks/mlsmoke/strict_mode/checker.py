@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from mlsmoke.strict_mode import pragma
 from mlsmoke.strict_mode.words import NeedMore
 from mlsmoke.strict_mode.parser import Parser, Statement
-from mlsmoke.strict_mode.shebang import Dialect
+from mlsmoke.strict_mode.shebang import BOM, Dialect
 from mlsmoke.strict_mode.statements import (
     ERREXIT,
     NOUNSET,
@@ -244,4 +244,7 @@ def line_of(text: str, offset: int) -> int:
 
 
 def column_of(text: str, offset: int) -> int:
-    return offset - (text.rfind("\n", 0, offset) + 1) + 1
+    line_start = text.rfind("\n", 0, offset) + 1
+    if line_start == 0 and text.startswith(BOM):
+        line_start = 1  # editors do not show the byte order mark as a column
+    return offset - line_start + 1
