@@ -117,13 +117,7 @@ def _train(run: _Run) -> None:
     model.train()
 
     for step in range(evidence.max_steps + 1):
-        if step == 0:
-            with instruments.traced_modules(model) as run.trace:
-                loss = run.forward()
-            evidence.module_inputs = run.trace.inputs
-            evidence.module_order = run.trace.order
-        else:
-            loss = run.forward()
+        loss = _traced_forward(run) if step == 0 else run.forward()
         value = loss.item()
         evidence.losses.append(value)
         if run.on_step is not None:
@@ -145,15 +139,32 @@ def _train(run: _Run) -> None:
         run.phase = "backward"
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        evidence.grad_norms.append(instruments.total_grad_norm(parameters))
-        if step == 0:
-            evidence.first_grads = instruments.gradient_norms(model)
-        if not math.isfinite(evidence.grad_norms[-1]):
-            evidence.first_nonfinite_grad = evidence.first_nonfinite_grad or (
-                instruments.first_nonfinite_grad(model)
-            )
+        _observe_gradients(run, step, parameters)
         run.phase = "step"
         optimizer.step()
+
+
+def _traced_forward(run: _Run) -> torch.Tensor:
+    """The first forward pass, under hooks that record each module's input shapes
+    and the order they ran in (``run.trace`` also names the module that raised)."""
+    with instruments.traced_modules(run.model) as run.trace:
+        loss = run.forward()
+    run.evidence.module_inputs = run.trace.inputs
+    run.evidence.module_order = run.trace.order
+    return loss
+
+
+def _observe_gradients(run: _Run, step: int, parameters: list) -> None:
+    """The total gradient norm at every step, each parameter's at the first, and the
+    first parameter whose gradient went non-finite."""
+    evidence = run.evidence
+    evidence.grad_norms.append(instruments.total_grad_norm(parameters))
+    if step == 0:
+        evidence.first_grads = instruments.gradient_norms(run.model)
+    if not math.isfinite(evidence.grad_norms[-1]):
+        evidence.first_nonfinite_grad = evidence.first_nonfinite_grad or (
+            instruments.first_nonfinite_grad(run.model)
+        )
 
 
 def resolve_target(
