@@ -96,26 +96,26 @@ def test_loss_not_found_shows_how_to_add_a_loss_callable():
     assert 'loss = "mypkg.gate:loss"' in report
 
 
-def test_a_module_that_raises_on_import_shows_the_users_line(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("source", "raised", "line", "shown"),
+    [
+        ("import torch\n\nWIDTH = 16 / 0\n", "ZeroDivisionError", 3,
+         "WIDTH = 16 / 0"),
+        ("def build(:\n    pass\n", "SyntaxError", 1, "def build(:"),
+    ],
+    ids=["raises", "syntax-error"],
+)  # fmt: skip
+def test_a_module_that_fails_to_import_shows_the_users_line(
+    tmp_path, monkeypatch, source, raised, line, shown
+):
     name = f"broken_models_{next(_modules)}"
-    (tmp_path / f"{name}.py").write_text("import torch\n\nWIDTH = 16 / 0\n")
+    (tmp_path / f"{name}.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path))
     result, report = report_of(gate(model=f"{name}:build"))
     assert result.exit_code == 2
-    assert f"importing '{name}' raised ZeroDivisionError" in report
-    assert f'{name}.py", line 3' in report and "WIDTH = 16 / 0" in report
+    assert f"importing '{name}' raised {raised}" in report
+    assert f'{name}.py", line {line}' in report and shown in report
     assert "importlib" not in report  # the import machinery is not the user's code
-
-
-def test_a_module_with_a_syntax_error_shows_the_users_line(tmp_path, monkeypatch):
-    name = f"broken_models_{next(_modules)}"
-    (tmp_path / f"{name}.py").write_text("def build(:\n    pass\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    result, report = report_of(gate(model=f"{name}:build"))
-    assert result.exit_code == 2
-    assert f"importing '{name}' raised SyntaxError" in report
-    assert f'{name}.py", line 1' in report and "def build(:" in report
-    assert "importlib" not in report
 
 
 @pytest.mark.parametrize(
