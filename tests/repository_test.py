@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, HookRepo, commit_all
+from gitrepo import ROOT, HookRepo, commit_all
 
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"
 CONFIG = ROOT / ".pre-commit-config.yaml"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import commit_all, init_git_repo
+from gitrepo import commit_all, init_git_repo
 
 MODEL = """\
 import torch

@@ -11,7 +11,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, init_git_repo
+from gitrepo import commit_all, init_git_repo
 
 HERE = Path(__file__).parent
 GATE = """\

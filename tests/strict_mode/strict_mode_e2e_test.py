@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import HookRepo, commit_all, init_git_repo
+from gitrepo import HookRepo, commit_all, init_git_repo
 
 STRICT = "#!/usr/bin/env bash\n# Evaluate.\nset -euo pipefail\npython eval.py\n"
 LOOSE = "#!/usr/bin/env bash\n# Train.\npython train.py\n"
