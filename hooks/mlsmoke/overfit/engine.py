@@ -200,7 +200,6 @@ def _build_model(run: _Run) -> torch.nn.Module:
             config_key="model",
         )
     evidence.requires_grad = instruments.requires_grad(model)
-    evidence.parameter_count = sum(p.numel() for p in model.parameters())
     if not evidence.requires_grad:
         raise ProjectProblem(
             "no-parameters",
@@ -208,7 +207,8 @@ def _build_model(run: _Run) -> torch.nn.Module:
             config_key="model",
         )
     run.model = model_to(model, evidence.device, _dtype(evidence))
-    run.threads = limit_cpu_threads(evidence.device, evidence.parameter_count)
+    parameter_count = sum(p.numel() for p in model.parameters())
+    run.threads = limit_cpu_threads(evidence.device, parameter_count)
     return run.model
 
 

@@ -70,7 +70,6 @@ class Evidence:
     )
     memory: dict[str, int] = field(default_factory=dict)  # bytes, on out-of-memory
     batch_size: int | None = None  # first dimension of the batch's first tensor
-    parameter_count: int = 0
     rerun_of: Evidence | None = None  # the CUDA run this CPU re-run replaces
 
     @property
