@@ -121,6 +121,13 @@ def test_configuration_mistakes_name_the_key(tmp_path, toml, message):
     assert raised.value.exit_code == 2
 
 
+def test_a_directory_without_pyproject_toml_says_so(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        load_gates(tmp_path)
+    assert str(raised.value).startswith(f"no pyproject.toml in {tmp_path} or above;")
+    assert "add a [tool.mlsmoke.overfit] table" in str(raised.value)
+
+
 def test_unknown_tier_and_gate_are_usage_errors(tmp_path):
     with pytest.raises(UsageError, match="--tier weekly: unknown tier"):
         gates(tmp_path, f"[tool.mlsmoke.overfit]\n{GATE}", "weekly")

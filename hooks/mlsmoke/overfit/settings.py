@@ -154,8 +154,14 @@ def load_gates(root: Path, tier: str = DEFAULT_TIER) -> list[GateSettings]:
     """Every gate of ``root``'s pyproject.toml, resolved for ``tier``."""
     table = config.hook_table(root, "overfit")
     if not table:
+        pyproject = root / config.PYPROJECT
+        missing = (
+            f"{pyproject}: no [{TABLE}] table"
+            if pyproject.is_file()
+            else f"no {config.PYPROJECT} in {root} or above"
+        )
         raise ConfigError(
-            f"{root / config.PYPROJECT}: no [{TABLE}] table; add one with at least"
+            f"{missing}; add a [{TABLE}] table with at least"
             ' model = "package.module:callable" and batch = "package.module:callable"'
         )
     shared, named, shared_tiers = _split(table, TABLE)
