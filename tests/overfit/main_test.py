@@ -179,3 +179,21 @@ def test_an_interpreter_that_cannot_start_is_an_environment_problem(tmp_path):
     gates = [GateSettings("mlp", "overfit_models:MLP", "overfit_models:mlp_batch")]
     with pytest.raises(EnvironmentProblem, match="cannot run: No such file"):
         run_worker(tmp_path, tmp_path / "gone" / "python", gates, None, False)
+
+
+def test_a_hung_worker_is_killed_at_its_deadline(
+    project, tmp_path, monkeypatch, capsys
+):
+    from mlsmoke.overfit import spawn
+
+    monkeypatch.setattr(spawn, "HANG_GRACE", 0.5)
+    monkeypatch.setattr(spawn, "HANG_FACTOR", 0)
+    hanging = fake_python(tmp_path / "hanging-python", "exec sleep 60")
+    root, _ = project
+    (root / "pyproject.toml").write_text(
+        f'[tool.mlsmoke]\npython = "{hanging}"\n' + TWO_GATES
+    )
+    assert main(["--gate", "mlp"]) == 1
+    out = capsys.readouterr().out
+    assert "killed after 0 s" in out
+    assert "exited with code -9 before the gate finished" in out

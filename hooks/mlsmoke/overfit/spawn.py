@@ -86,19 +86,25 @@ def _spawn(
             os.close(write_end)
         progress = _ProgressDrawer(os.fdopen(read_end), gates)
         progress.start()
+        # A timer kills a hung worker: Popen.wait(timeout=...) polls with sleeps of up
+        # to 50 ms, which every gate run would pay after the worker exits.
+        hung = threading.Event()
+        watchdog = threading.Timer(deadline, lambda: (hung.set(), process.kill()))
+        watchdog.daemon = True
+        watchdog.start()
         try:
-            return process.wait(timeout=deadline)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            sink.write(f"\nkilled after {deadline:.0f} s\n".encode())
-            return -9
+            code = process.wait()
         except KeyboardInterrupt:
             process.terminate()
             process.wait()
             raise
         finally:
+            watchdog.cancel()
             progress.join(timeout=1)
+        if hung.is_set():
+            sink.write(f"\nkilled after {deadline:.0f} s\n".encode())
+            return -9
+        return code
 
 
 class _ProgressDrawer(threading.Thread):
