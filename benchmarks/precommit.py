@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,22 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.measure import ProcessRun, directory_mib, run_process
+from tests.gitrepo import (  # noqa: F401 (git helpers the benchmarks share)
+    GIT_IDENTITY,
+    HookRepo,
+    commit_all,
+    git,
+    init_git_repo,
+    snapshot_checkout,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 MLSMOKE_HOOKS = ("bash-strict-mode", "doctest", "overfit-batch")
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "mlsmoke benchmarks",
-    "GIT_AUTHOR_EMAIL": "bench@mlsmoke.invalid",
-    "GIT_COMMITTER_NAME": "mlsmoke benchmarks",
-    "GIT_COMMITTER_EMAIL": "bench@mlsmoke.invalid",
-}
 _HOOK = re.compile(r"^- hook id: (?P<id>\S+)\n- duration: (?P<seconds>[\d.]+)s$", re.M)
-
-
-@dataclass(frozen=True)
-class HookRepo:
-    path: Path
-    rev: str
 
 
 @dataclass(frozen=True)
@@ -62,15 +57,7 @@ def scratch_dir() -> Path:
 @functools.cache
 def hook_repo() -> HookRepo:
     """This checkout, working tree included, committed to a scratch git repository."""
-    dest = scratch_dir() / "mlsmoke-hook-repo"
-    listed = git(ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    for name in filter(None, listed.split("\0")):
-        source = ROOT / name
-        if source.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, dest / name)
-    init_git_repo(dest)
-    return HookRepo(dest, commit_all(dest, "mlsmoke under benchmark"))
+    return snapshot_checkout(scratch_dir() / "mlsmoke-hook-repo")
 
 
 def mlsmoke_config(hooks: Sequence[str] = MLSMOKE_HOOKS) -> str:
@@ -129,31 +116,6 @@ def network_namespace_works() -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return completed.returncode == 0
-
-
-def git(cwd: Path, *args: str) -> str:
-    completed = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        env={**os.environ, **GIT_IDENTITY},
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return completed.stdout
-
-
-def init_git_repo(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "--quiet", "--initial-branch=main")
-    git(path, "config", "commit.gpgsign", "false")
-    return path
-
-
-def commit_all(path: Path, message: str) -> str:
-    git(path, "add", "--all")
-    git(path, "commit", "--quiet", "--no-verify", "-m", message)
-    return git(path, "rev-parse", "HEAD").strip()
 
 
 @functools.cache
