@@ -13,6 +13,7 @@ import pytest
 
 from mlsmoke.cli import main as cli_main
 from mlsmoke.errors import EnvironmentProblem
+from mlsmoke.overfit import spawn
 from mlsmoke.overfit.main import main
 from mlsmoke.overfit.settings import GateSettings
 from mlsmoke.overfit.spawn import run_worker
@@ -58,6 +59,14 @@ def spy_python(directory: Path) -> tuple[Path, Path]:
     log = directory / "starts.log"
     worker = f'echo started >> "{log}"\nexec "{sys.executable}" "$@"'
     return fake_python(directory / "spy-python", worker), log
+
+
+def configure_worker(root: Path, name: str, shell: str) -> None:
+    """Make ``root``'s configured interpreter one whose worker runs ``shell``."""
+    python = fake_python(root.parent / name, shell)
+    (root / "pyproject.toml").write_text(
+        f'[tool.mlsmoke]\npython = "{python}"\n' + TWO_GATES
+    )
 
 
 def starts(log: Path) -> int:
@@ -151,26 +160,18 @@ def test_no_interpreter_with_torch_exits_2_saying_how_to_fix_it(
     assert "can import torch" in err and "ci: skip" in err and "MLSMOKE_PYTHON" in err
 
 
-def test_a_worker_that_dies_fails_the_gate_with_its_output(project, tmp_path, capsys):
-    dying = fake_python(
-        tmp_path / "dying-python", "echo 'Segmentation fault' >&2\nexit 139"
-    )
+def test_a_worker_that_dies_fails_the_gate_with_its_output(project, capsys):
     root, _ = project
-    (root / "pyproject.toml").write_text(
-        f'[tool.mlsmoke]\npython = "{dying}"\n' + TWO_GATES
-    )
+    configure_worker(root, "dying-python", "echo 'Segmentation fault' >&2\nexit 139")
     assert main(["--gate", "mlp"]) == 1
     out = capsys.readouterr().out
     assert "exited with code 139 before the gate finished" in out
     assert "Segmentation fault" in out
 
 
-def test_ctrl_c_in_the_worker_exits_130(project, tmp_path, capsys):
-    interrupted = fake_python(tmp_path / "interrupted-python", "exit 130")
+def test_ctrl_c_in_the_worker_exits_130(project, capsys):
     root, _ = project
-    (root / "pyproject.toml").write_text(
-        f'[tool.mlsmoke]\npython = "{interrupted}"\n' + TWO_GATES
-    )
+    configure_worker(root, "interrupted-python", "exit 130")
     assert cli_main(["overfit", "--gate", "mlp"]) == 130
     assert capsys.readouterr().err == "mlsmoke overfit: interrupted\n"
 
@@ -181,18 +182,11 @@ def test_an_interpreter_that_cannot_start_is_an_environment_problem(tmp_path):
         run_worker(tmp_path, tmp_path / "gone" / "python", gates, None, False)
 
 
-def test_a_hung_worker_is_killed_at_its_deadline(
-    project, tmp_path, monkeypatch, capsys
-):
-    from mlsmoke.overfit import spawn
-
+def test_a_hung_worker_is_killed_at_its_deadline(project, monkeypatch, capsys):
     monkeypatch.setattr(spawn, "HANG_GRACE", 0.5)
     monkeypatch.setattr(spawn, "HANG_FACTOR", 0)
-    hanging = fake_python(tmp_path / "hanging-python", "exec sleep 60")
     root, _ = project
-    (root / "pyproject.toml").write_text(
-        f'[tool.mlsmoke]\npython = "{hanging}"\n' + TWO_GATES
-    )
+    configure_worker(root, "hanging-python", "exec sleep 60")
     assert main(["--gate", "mlp"]) == 1
     out = capsys.readouterr().out
     assert "killed after 0 s" in out
