@@ -30,7 +30,6 @@ demo: $(STAMP)
 	bash demo/demo.sh
 
 bench: $(STAMP)
-	$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)" -e ".[dev,bench]"
 	$(BIN)/python -m benchmarks
 
 bench-quick: $(STAMP)

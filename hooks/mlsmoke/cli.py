@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "run the >>> examples of the given Python, Markdown and rst files",
     ),
     "overfit": (
-        "mlsmoke.overfit.main",
+        "mlsmoke.overfit.process.main",
         "train the project's model on one batch and fail unless it memorizes it",
     ),
     "new": (

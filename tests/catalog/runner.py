@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from mlsmoke.overfit import api
 from mlsmoke.overfit.gate import run_gate
-from mlsmoke.overfit.result import Result
+from mlsmoke.overfit.verdict.result import Result
 
 from .cases import Case
 

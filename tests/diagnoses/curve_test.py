@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlsmoke.overfit import curve
+from mlsmoke.overfit.verdict import curve
 
 
 def decay(start: float, rate: float, steps: int, floor: float = 0.0) -> list[float]:

@@ -10,16 +10,12 @@ from typing import Any
 import pytest
 import torch
 
-from mlsmoke.overfit import diagnoses, probes
-from mlsmoke.overfit.checks import batch_mixing, init_loss
-from mlsmoke.overfit.diagnoses import data_error, no_gradient
-from mlsmoke.overfit.evidence import (
-    DEVICE_ASSERT,
-    OUT_OF_MEMORY,
-    Evidence,
-    GateRun,
-)
-from mlsmoke.overfit.settings import GateSettings
+from mlsmoke.overfit.process.settings import GateSettings
+from mlsmoke.overfit.training.evidence import DEVICE_ASSERT, OUT_OF_MEMORY, Evidence
+from mlsmoke.overfit.verdict import diagnoses, probes
+from mlsmoke.overfit.verdict.checks import batch_mixing, init_loss
+from mlsmoke.overfit.verdict.diagnoses import data_error, no_gradient
+from mlsmoke.overfit.verdict.gate_run import GateRun
 
 from catalog import models
 
@@ -35,6 +31,7 @@ class ScriptedRun(GateRun):
             factories.get("batch", models.classification_batch),
             factories.get("loss", models.cross_entropy),
             lambda params, lr: torch.optim.Adam(params, lr=lr or 1e-2),
+            trainer=None,  # probe() below replaces training
         )
         self.probe_result = probe_result or (lambda **overrides: Evidence())
         self.probe_calls: list[dict[str, Any]] = []

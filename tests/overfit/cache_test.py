@@ -8,15 +8,15 @@ import os
 import pytest
 
 from mlsmoke.globs import glob_regex
-from mlsmoke.overfit.cache import (
+from mlsmoke.overfit.process.cache import (
     PassCache,
     cache_key,
     files_digest,
     torch_unchanged,
     watched_files,
 )
-from mlsmoke.overfit.result import Diagnosis, Result
-from mlsmoke.overfit.settings import GateSettings
+from mlsmoke.overfit.process.settings import GateSettings
+from mlsmoke.overfit.verdict.result import Diagnosis, Result
 
 
 @pytest.mark.parametrize(

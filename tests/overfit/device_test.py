@@ -10,10 +10,10 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from mlsmoke.overfit import device
-from mlsmoke.overfit.evidence import ProjectProblem
 from mlsmoke.overfit.gate import run_gate
-from mlsmoke.overfit.settings import GateSettings
+from mlsmoke.overfit.process.settings import GateSettings
+from mlsmoke.overfit.training import device
+from mlsmoke.overfit.training.evidence import ProjectProblem
 
 
 @pytest.mark.parametrize(

@@ -18,12 +18,13 @@ from overfit_models import (
     mlp_loss,
 )
 
-from mlsmoke.overfit.diagnoses import diagnose
-from mlsmoke.overfit.engine import resolve_target, train
-from mlsmoke.overfit.evidence import GateRun, ProjectProblem
-from mlsmoke.overfit.optimizers import optimizer_factory
-from mlsmoke.overfit.result import verdict_of
-from mlsmoke.overfit.settings import DEFAULT_LR, GateSettings
+from mlsmoke.overfit.process.settings import DEFAULT_LR, GateSettings
+from mlsmoke.overfit.training.engine import resolve_target, train
+from mlsmoke.overfit.training.evidence import ProjectProblem
+from mlsmoke.overfit.training.optimizers import optimizer_factory
+from mlsmoke.overfit.verdict.diagnoses import diagnose
+from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.result import verdict_of
 
 ADAM = optimizer_factory("adam", None, DEFAULT_LR["adam"])
 
@@ -140,7 +141,7 @@ def test_ratio_of_a_negative_initial_loss_is_a_config_problem():
 def test_probe_trains_again_with_other_options_and_a_diagnosis_answers():
     evidence = run(MLP, mlp_batch, mlp_loss, lr=1e-6, max_steps=20)
     settings = GateSettings(name="default", model="m:f", batch="b:f", max_steps=20)
-    gate = GateRun(settings, evidence, MLP, mlp_batch, mlp_loss, ADAM)
+    gate = GateRun(settings, evidence, MLP, mlp_batch, mlp_loss, ADAM, train)
     assert verdict_of(diagnose(gate).code) == "fail"
     probe = gate.probe(lr=1e-2, max_steps=200, dtype="float64")
     assert probe.reached and probe.dtype == "float64"

@@ -6,7 +6,7 @@ import itertools
 import pytest
 
 from mlsmoke.overfit.gate import run_gate
-from mlsmoke.overfit.settings import GateSettings
+from mlsmoke.overfit.process.settings import GateSettings
 
 MLP_GATE = {"model": "overfit_models:MLP", "batch": "overfit_models:mlp_batch",
             "loss": "overfit_models:mlp_loss"}  # fmt: skip

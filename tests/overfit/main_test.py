@@ -13,10 +13,10 @@ import pytest
 
 from mlsmoke.cli import main as cli_main
 from mlsmoke.errors import EnvironmentProblem
-from mlsmoke.overfit import spawn
-from mlsmoke.overfit.main import main
-from mlsmoke.overfit.settings import GateSettings
-from mlsmoke.overfit.spawn import run_worker
+from mlsmoke.overfit.process import spawn
+from mlsmoke.overfit.process.main import main
+from mlsmoke.overfit.process.settings import GateSettings
+from mlsmoke.overfit.process.spawn import run_worker
 
 HERE = Path(__file__).parent
 TWO_GATES = """
@@ -47,7 +47,8 @@ def fake_python(path: Path, worker: str, real: str = sys.executable) -> Path:
     code ``worker`` when started as the gate's worker."""
     path.write_text(
         "#!/bin/sh\n"
-        'case "$*" in *mlsmoke.overfit.worker*) ;; *) exec "$REAL" "$@" ;; esac\n'
+        'case "$*" in *mlsmoke.overfit.process.worker*) ;;'
+        ' *) exec "$REAL" "$@" ;; esac\n'
         f"{worker}\n".replace("$REAL", real)
     )
     path.chmod(0o755)
@@ -116,7 +117,8 @@ def test_a_cached_pass_does_not_import_torch(project):
     root, log = project
     assert main(["--gate", "mlp"]) == 0
     code = (
-        "import sys; from mlsmoke.overfit.main import main; r = main(['--gate', 'mlp'])"
+        "import sys; from mlsmoke.overfit.process.main import main;"
+        " r = main(['--gate', 'mlp'])"
     )
     code += "; assert 'torch' not in sys.modules, 'torch imported'; sys.exit(r)"
     completed = subprocess.run([sys.executable, "-c", code], cwd=root, text=True,

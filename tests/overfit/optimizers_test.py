@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mlsmoke.overfit.optimizers import BUILT_IN
+from mlsmoke.overfit.training.optimizers import BUILT_IN
 
 REFERENCES = {
     "adam": lambda params, lr: torch.optim.Adam(params, lr=lr),

@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from mlsmoke.overfit import spawn
-from mlsmoke.overfit.report import progress_line, sparkline, verdict_block
-from mlsmoke.overfit.result import Diagnosis, Result, Warning
-from mlsmoke.overfit.settings import GateSettings
+from mlsmoke.overfit.process import spawn
+from mlsmoke.overfit.process.settings import GateSettings
+from mlsmoke.overfit.verdict.report import progress_line, sparkline, verdict_block
+from mlsmoke.overfit.verdict.result import Diagnosis, Result, Warning
 
 
 @pytest.mark.parametrize(

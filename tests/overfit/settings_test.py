@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mlsmoke.errors import ConfigError, UsageError
-from mlsmoke.overfit.settings import DEFAULT_LR, load_gates, select_gates
+from mlsmoke.overfit.process.settings import DEFAULT_LR, load_gates, select_gates
 
 GATE = 'model = "pkg.model:build"\nbatch = "pkg.data:batch"\n'
 

@@ -1,8 +1,10 @@
 """The overfit-batch gate: train the project's model on one batch until it memorizes it.
 
-The hook side (``main``, ``settings``, ``cache``, ``result``, ``report``) never imports
-torch: a cached pass must stay fast. ``check`` is the Python API; it imports torch on
-first use, through the module ``__getattr__`` below.
+Three sub-packages by role: ``process/`` (the CLI, settings, pass cache and worker
+process; no torch), ``training/`` (the loop and what it trains with, in the project's
+interpreter) and ``verdict/`` (probes, diagnoses, checks, the result and its report).
+``gate.py`` runs one gate from factories to verdict. ``check`` is the Python API; it
+imports torch on first use, through the module ``__getattr__`` below.
 """
 
 from __future__ import annotations

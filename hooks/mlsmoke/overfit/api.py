@@ -22,9 +22,9 @@ from typing import Any
 import torch
 
 from mlsmoke import config
-from mlsmoke.overfit import settings as schema
+from mlsmoke.overfit.process import settings as schema
 from mlsmoke.overfit.gate import run_gate
-from mlsmoke.overfit.result import Result
+from mlsmoke.overfit.verdict.result import Result
 
 API_GATE = "check"
 

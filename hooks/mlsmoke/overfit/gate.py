@@ -8,21 +8,21 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from mlsmoke.overfit import instruments
-from mlsmoke.overfit.checks import run_checks
-from mlsmoke.overfit.device import resolve_device
-from mlsmoke.overfit.diagnoses import diagnose
-from mlsmoke.overfit.engine import StepCallback, train
-from mlsmoke.overfit.evidence import (
+from mlsmoke.overfit.training import instruments
+from mlsmoke.overfit.training.device import resolve_device
+from mlsmoke.overfit.training.engine import StepCallback, train
+from mlsmoke.overfit.verdict.checks import run_checks
+from mlsmoke.overfit.verdict.diagnoses import diagnose
+from mlsmoke.overfit.training.evidence import (
     DEVICE_ASSERT,
     ILLEGAL_MEMORY_ACCESS,
     Evidence,
-    GateRun,
     ProjectProblem,
 )
-from mlsmoke.overfit.optimizers import optimizer_factory
-from mlsmoke.overfit.result import CONFIG_ERROR, Diagnosis, Result
-from mlsmoke.overfit.settings import DEFAULT_LR, OPTIMIZERS, GateSettings
+from mlsmoke.overfit.process.settings import DEFAULT_LR, OPTIMIZERS, GateSettings
+from mlsmoke.overfit.training.optimizers import optimizer_factory
+from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
 
 RERUN_ON_CPU = (DEVICE_ASSERT, ILLEGAL_MEMORY_ACCESS)
 
@@ -101,6 +101,7 @@ def run_gate(
         loaded["batch"],
         loaded.get("loss"),
         build_optimizer,
+        train,
     )
     diagnosis = _mention_timeout(diagnose(run), evidence, settings)
     return _result(settings, evidence, diagnosis, run_checks(run)), run

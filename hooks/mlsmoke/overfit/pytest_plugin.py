@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from mlsmoke.overfit.result import Result
+    from mlsmoke.overfit.verdict.result import Result
 
 
 @pytest.fixture

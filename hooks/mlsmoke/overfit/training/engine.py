@@ -1,0 +1,278 @@
+"""The memorization loop: train a model on one batch until the loss reaches its target.
+
+:func:`train` is a textbook PyTorch loop. What it observes goes into an
+:class:`~mlsmoke.overfit.training.evidence.Evidence`; the instruments that observe
+it live in ``instruments.py`` and are called at a few fixed points. It never raises
+for the project's errors: they are recorded, with the phase they happened in, for the
+diagnoses.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from mlsmoke.overfit.training import instruments
+from mlsmoke.overfit.training.determinism import deterministic
+from mlsmoke.overfit.training.device import (
+    batch_to,
+    classify_cuda_error,
+    limit_cpu_threads,
+    memory_figures,
+    model_to,
+    release_cuda_memory,
+    restore_cpu_threads,
+    tensors_in,
+)
+from mlsmoke.overfit.training.evidence import OUT_OF_MEMORY, Evidence, ProjectProblem
+from mlsmoke.overfit.training.objective import (
+    call_model,
+    check_loss,
+    default_loss,
+    describe,
+)
+
+StepCallback = Callable[[int, float], None]
+
+
+@dataclass
+class _Run:
+    """One call of train(): what it was given, where it is, and what it holds."""
+
+    evidence: Evidence
+    model_factory: Callable[[], Any]
+    batch_factory: Callable[[], Any]
+    loss_fn: Callable[[Any, Any], Any] | None
+    optimizer_factory: Callable[[list, float | None], Any]
+    lr: float | None
+    target_loss: float | None
+    target_ratio: float | None
+    timeout: float
+    on_step: StepCallback | None
+    phase: str = "model"  # read when something raises
+    started: float = field(default_factory=time.perf_counter)
+    model: Any = None
+    batch: Any = None
+    trace: instruments.ModuleTrace | None = None
+    threads: int | None = None
+
+    def forward(self) -> torch.Tensor:
+        self.phase = "forward"
+        if self.loss_fn is not None:
+            return check_loss(self.loss_fn(self.model, self.batch), from_callable=True)
+        output = call_model(self.model, self.batch)
+        self.phase = "loss"
+        return check_loss(default_loss(output), from_callable=False)
+
+    def out_of_time(self) -> bool:
+        return time.perf_counter() - self.started > self.timeout
+
+
+def train(
+    model_factory: Callable[[], Any],
+    batch_factory: Callable[[], Any],
+    loss_fn: Callable[[Any, Any], Any] | None,
+    optimizer_factory: Callable[[list, float | None], Any],
+    *,
+    lr: float | None,
+    max_steps: int,
+    target_loss: float | None,
+    target_ratio: float | None,
+    device: str,
+    dtype: str | None = None,
+    timeout: float,
+    seed: int,
+    on_step: StepCallback | None = None,
+) -> Evidence:
+    """Train a fresh model on one batch; stop at the target, at ``max_steps`` updates,
+    at ``timeout`` seconds, at a non-finite loss, or at the first error."""
+    evidence = Evidence(
+        device=device, dtype=dtype or "float32", lr=lr or 0.0, max_steps=max_steps
+    )
+    run = _Run(evidence, model_factory, batch_factory, loss_fn, optimizer_factory,
+               lr, target_loss, target_ratio, timeout, on_step)  # fmt: skip
+    with deterministic(seed):
+        try:
+            _train(run)
+        except (Exception, SystemExit) as error:
+            _record_error(run, error)
+        finally:
+            evidence.seconds = time.perf_counter() - run.started
+            restore_cpu_threads(run.threads)
+            run.model = run.batch = run.trace = None
+            if evidence.cuda_error:
+                release_cuda_memory(device)
+    return evidence
+
+
+def _train(run: _Run) -> None:
+    """The textbook loop; instruments observe it at step 0 and when a loss or a
+    gradient goes non-finite."""
+    evidence = run.evidence
+    model = _build_model(run)
+    _build_batch(run)
+    run.phase = "optimizer"
+    optimizer = run.optimizer_factory(list(model.parameters()), run.lr)
+    evidence.lr = float(optimizer.param_groups[0]["lr"])
+    parameters = [p for group in optimizer.param_groups for p in group["params"]]
+    model.train()
+
+    for step in range(evidence.max_steps + 1):
+        loss = _traced_forward(run) if step == 0 else run.forward()
+        value = loss.item()
+        evidence.losses.append(value)
+        if run.on_step is not None:
+            run.on_step(step, value)
+        if not math.isfinite(value):
+            _record_nonfinite(run, loss)
+            return
+        if evidence.target is None:
+            evidence.target = resolve_target(value, run.target_loss, run.target_ratio)
+        if value <= evidence.target:
+            evidence.reached = True
+            return
+        if step == evidence.max_steps:
+            return
+        if run.out_of_time():
+            evidence.timed_out = True
+            return
+
+        run.phase = "backward"
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        _observe_gradients(run, step, parameters)
+        run.phase = "step"
+        optimizer.step()
+
+
+def _traced_forward(run: _Run) -> torch.Tensor:
+    """The first forward pass, under hooks that record each module's input shapes
+    and the order they ran in (``run.trace`` also names the module that raised)."""
+    with instruments.traced_modules(run.model) as run.trace:
+        loss = run.forward()
+    run.evidence.module_inputs = run.trace.inputs
+    run.evidence.module_order = run.trace.order
+    return loss
+
+
+def _observe_gradients(run: _Run, step: int, parameters: list) -> None:
+    """The total gradient norm at every step, each parameter's at the first, and the
+    first parameter whose gradient went non-finite."""
+    evidence = run.evidence
+    evidence.grad_norms.append(instruments.total_grad_norm(parameters))
+    if step == 0:
+        evidence.first_grads = instruments.gradient_norms(run.model)
+    if not math.isfinite(evidence.grad_norms[-1]):
+        evidence.first_nonfinite_grad = evidence.first_nonfinite_grad or (
+            instruments.first_nonfinite_grad(run.model)
+        )
+
+
+def resolve_target(
+    initial: float, target_loss: float | None, target_ratio: float | None
+) -> float:
+    """The absolute loss to reach: the stricter of ``target_loss`` and
+    ``target_ratio`` times the initial loss."""
+    targets = [] if target_loss is None else [target_loss]
+    if target_ratio is not None:
+        if initial <= 0:
+            raise ProjectProblem(
+                "target-ratio-undefined",
+                f"the initial loss is {initial:.4g}, so a target-ratio of it means"
+                " nothing; set an absolute target-loss instead",
+                config_key="target-ratio",
+            )
+        targets.append(initial * target_ratio)
+    if not targets:
+        raise ProjectProblem(
+            "no-target", "set target-loss or target-ratio", config_key="target-loss"
+        )
+    return min(targets)
+
+
+def _build_model(run: _Run) -> torch.nn.Module:
+    run.phase = "model"
+    evidence = run.evidence
+    model = run.model_factory()
+    if not isinstance(model, torch.nn.Module):
+        raise ProjectProblem(
+            "not-a-module",
+            f"the model callable returned {describe(model)}, not a torch.nn.Module",
+            config_key="model",
+        )
+    evidence.requires_grad = instruments.requires_grad(model)
+    if not evidence.requires_grad:
+        raise ProjectProblem(
+            "no-parameters",
+            f"the model ({type(model).__name__}) has no parameters to train",
+            config_key="model",
+        )
+    run.model = model_to(model, evidence.device, _dtype(evidence))
+    parameter_count = sum(p.numel() for p in model.parameters())
+    run.threads = limit_cpu_threads(evidence.device, parameter_count)
+    return run.model
+
+
+def _build_batch(run: _Run) -> Any:
+    run.phase = "batch"
+    evidence = run.evidence
+    batch = run.batch_factory()
+    tensors = tensors_in(batch)
+    if not tensors:
+        raise ProjectProblem(
+            "batch-no-tensors",
+            f"the batch holds no tensors: it is {describe(batch)}; return tensors"
+            " (a tensor, a tuple or list, or a mapping of tensors)",
+        )
+    if tensors[0].dim() > 0:
+        evidence.batch_size = int(tensors[0].shape[0])
+    dtype = _dtype(evidence)
+    run.batch = batch_to(
+        batch, evidence.device, None if dtype == torch.float32 else dtype
+    )
+    return run.batch
+
+
+def _dtype(evidence: Evidence) -> torch.dtype:
+    return getattr(torch, evidence.dtype)
+
+
+def _record_nonfinite(run: _Run, loss: torch.Tensor) -> None:
+    """Name the first module whose output, and the parameter whose gradient, went
+    non-finite; the loop stops after this."""
+    evidence = run.evidence
+    try:
+        run.model.zero_grad(set_to_none=True)
+        loss.backward()
+        evidence.first_nonfinite_grad = evidence.first_nonfinite_grad or (
+            instruments.first_nonfinite_grad(run.model)
+        )
+    except RuntimeError:
+        pass
+    replay = instruments.replay_forward(run.model, run.forward)
+    evidence.first_nonfinite_output = replay.first_nonfinite
+
+
+def _record_error(run: _Run, error: BaseException) -> None:
+    evidence = run.evidence
+    evidence.error, evidence.phase = error, run.phase
+    evidence.cuda_error = classify_cuda_error(error)
+    if evidence.cuda_error == OUT_OF_MEMORY:
+        evidence.memory = memory_figures(evidence.device)
+    if not isinstance(error, ProjectProblem):
+        evidence.user_traceback = instruments.user_traceback(error)
+    if run.phase not in ("forward", "loss") or evidence.cuda_error is not None:
+        return
+    trace = run.trace
+    if trace is None or evidence.losses:  # past step 0: replay to find the module
+        trace = instruments.replay_forward(run.model, run.forward)
+    evidence.failed_module = trace.failed
+    evidence.module_inputs = evidence.module_inputs or trace.inputs
+    evidence.module_order = evidence.module_order or trace.order
+    if run.loss_fn is not None and trace.failed is None:
+        evidence.phase = "loss"

@@ -1,0 +1,96 @@
+"""What one training run observed: the record the training loop writes.
+
+:class:`Evidence` holds observations only, no decisions: the verdict side
+(``overfit/verdict/``) turns it into a diagnosis and warnings.
+
+This module does not import torch, so that diagnoses can be tested with plain values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Where a run failed; "model" and "optimizer" are factories run before the loop.
+PHASES = ("model", "batch", "optimizer", "forward", "loss", "backward", "step")
+
+# Kinds of CUDA failure (Evidence.cuda_error).
+DEVICE_ASSERT = "device-side-assert"
+ILLEGAL_MEMORY_ACCESS = "illegal-memory-access"
+OUT_OF_MEMORY = "out-of-memory"
+
+
+class ProjectProblem(Exception):
+    """A problem mlsmoke found in what the project gave the gate (torch raised nothing).
+
+    ``config_key`` names the ``[tool.mlsmoke.overfit]`` key to fix when the problem is
+    configuration (exit 2, verdict ``error``); otherwise the project's code is at fault
+    (exit 1, verdict ``fail``). ``code`` is a short machine-readable name.
+    """
+
+    def __init__(self, code: str, message: str, config_key: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.config_key = config_key
+
+
+@dataclass
+class Evidence:
+    """Everything one training run observed."""
+
+    device: str = "cpu"
+    dtype: str = "float32"
+    lr: float = 0.0
+    max_steps: int = 0
+    target: float | None = None  # absolute loss to reach (target-loss / target-ratio)
+    losses: list[float] = field(default_factory=list)  # before each step's update
+    grad_norms: list[float] = field(default_factory=list)  # total norm at each step
+    reached: bool = False
+    timed_out: bool = False
+    seconds: float = 0.0
+    error: BaseException | None = None
+    phase: str | None = None  # one of PHASES
+    user_traceback: str | None = None  # mlsmoke's own frames removed
+    module_inputs: dict[str, list[tuple[int, ...]]] = field(default_factory=dict)
+    module_order: list[str] = field(default_factory=list)  # "" is the model itself
+    first_grads: dict[str, float | None] = field(default_factory=dict)
+    requires_grad: dict[str, bool] = field(default_factory=dict)
+    first_nonfinite_output: str | None = None
+    first_nonfinite_grad: str | None = None
+    # Beyond the first contract, all optional:
+    failed_module: str | None = None  # innermost module whose forward raised
+    cuda_error: str | None = (
+        None  # DEVICE_ASSERT | ILLEGAL_MEMORY_ACCESS | OUT_OF_MEMORY
+    )
+    memory: dict[str, int] = field(default_factory=dict)  # bytes, on out-of-memory
+    batch_size: int | None = None  # first dimension of the batch's first tensor
+    rerun_of: Evidence | None = None  # the CUDA run this CPU re-run replaces
+
+    @property
+    def steps(self) -> int:
+        """Optimizer updates taken (the last loss is measured after the last update)."""
+        return max(len(self.losses) - 1, 0)
+
+    @property
+    def initial_loss(self) -> float | None:
+        return self.losses[0] if self.losses else None
+
+    @property
+    def final_loss(self) -> float | None:
+        return self.losses[-1] if self.losses else None
+
+    @property
+    def memorized(self) -> bool:
+        """The loss reached its target and nothing raised."""
+        return self.reached and self.error is None
+
+    def stopped_short(self, min_losses: int = 2) -> bool:
+        """It trained without an error and stopped short of its target, leaving at
+        least ``min_losses`` losses: a curve to read."""
+        return (
+            self.error is None and not self.reached and len(self.losses) >= min_losses
+        )
+
+    @property
+    def config_key(self) -> str | None:
+        """The config key at fault when the run failed on configuration, else None."""
+        return getattr(self.error, "config_key", None)

@@ -1,0 +1,123 @@
+"""The optimizers the gate trains with: a built-in name or the project's own factory.
+
+The built-ins apply torch.optim's update rules (Adam, AdamW, SGD with momentum 0.9, at
+their default betas, eps and weight decay) without torch.optim: its first ``step()``
+imports torch._dynamo, which takes 1.5 to 4 s on a small CPU, longer than memorizing a
+small model. tests/overfit/optimizers_test.py checks they match torch.optim step for
+step. A project optimizer (``"package.module:callable"``) is a real torch.optim one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+
+from mlsmoke.overfit.training.evidence import ProjectProblem
+
+
+class LeanOptimizer:
+    """The part of the torch.optim.Optimizer interface the gate uses."""
+
+    def __init__(self, params: Iterable[torch.nn.Parameter], lr: float) -> None:
+        self.param_groups: list[dict[str, Any]] = [{"params": list(params), "lr": lr}]
+        self.state: dict[torch.nn.Parameter, dict[str, Any]] = {}
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.param_groups[0]["params"]:
+            p.grad = None
+
+    def with_grads(self) -> list[torch.nn.Parameter]:
+        return [p for p in self.param_groups[0]["params"] if p.grad is not None]
+
+
+class Adam(LeanOptimizer):
+    """torch.optim.Adam (``decoupled_weight_decay``: AdamW, weight decay 0.01)."""
+
+    def __init__(self, params: Iterable, lr: float, decoupled_weight_decay=False):
+        super().__init__(params, lr)
+        self.betas, self.eps = (0.9, 0.999), 1e-8
+        self.weight_decay = 0.01 if decoupled_weight_decay else 0.0
+
+    @torch.no_grad()
+    def step(self) -> None:
+        params = self.with_grads()
+        if not params:
+            return
+        lr, (beta1, beta2) = self.param_groups[0]["lr"], self.betas
+        grads = [p.grad for p in params]
+        states = [self._state(p) for p in params]
+        step = states[0]["step"] = states[0]["step"] + 1
+        for state in states[1:]:
+            state["step"] = step
+        means, squares = [s["mean"] for s in states], [s["square"] for s in states]
+        if self.weight_decay:
+            torch._foreach_mul_(params, 1 - lr * self.weight_decay)
+        torch._foreach_lerp_(means, grads, 1 - beta1)
+        torch._foreach_mul_(squares, beta2)
+        torch._foreach_addcmul_(squares, grads, grads, 1 - beta2)
+        denominators = torch._foreach_sqrt(squares)
+        torch._foreach_div_(denominators, math.sqrt(1 - beta2**step))
+        torch._foreach_add_(denominators, self.eps)
+        torch._foreach_addcdiv_(params, means, denominators, -lr / (1 - beta1**step))
+
+    def _state(self, p: torch.nn.Parameter) -> dict[str, Any]:
+        if p not in self.state:
+            self.state[p] = {
+                "step": 0,
+                "mean": torch.zeros_like(p),
+                "square": torch.zeros_like(p),
+            }
+        return self.state[p]
+
+
+class SGD(LeanOptimizer):
+    """torch.optim.SGD with momentum 0.9."""
+
+    momentum = 0.9
+
+    @torch.no_grad()
+    def step(self) -> None:
+        lr = self.param_groups[0]["lr"]
+        for p in self.with_grads():
+            buffer = self.state.get(p)
+            if buffer is None:
+                buffer = self.state[p] = p.grad.clone()
+            else:
+                buffer.mul_(self.momentum).add_(p.grad)
+            p.add_(buffer, alpha=-lr)
+
+
+BUILT_IN: dict[str, Callable[..., Any]] = {
+    "adam": Adam,
+    "adamw": lambda params, lr: Adam(params, lr, decoupled_weight_decay=True),
+    "sgd": SGD,
+}
+
+
+def optimizer_factory(
+    name: str, project_factory: Callable[[Any], Any] | None, default_lr: float
+) -> Callable[[list, float | None], Any]:
+    """``(params, lr) -> optimizer``: a built-in (``lr`` None means ``default_lr``),
+    or the project's ``(params) -> Optimizer`` with its lr replaced when one is given.
+    """
+
+    def build(params: list, lr: float | None) -> Any:
+        if project_factory is None:
+            return BUILT_IN[name](params, default_lr if lr is None else lr)
+        optimizer = project_factory(params)
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise ProjectProblem(
+                "not-an-optimizer",
+                f"the optimizer callable returned a {type(optimizer).__name__},"
+                " not a torch.optim.Optimizer",
+                config_key="optimizer",
+            )
+        if lr is not None:
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+        return optimizer
+
+    return build

@@ -1,0 +1,44 @@
+"""The registry of checks: warnings shown whether the gate passes or fails.
+
+Each check is a module with ``CODE`` and ``check(run) -> list[Warning]``. They look
+at a fresh model and batch (``overfit/forward_probes.py``) and never change the
+verdict. A new warning is a new module here plus a line in REGISTRY.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from mlsmoke.overfit.verdict.checks import (
+    batch_mixing,
+    degenerate_batch,
+    dropout_active,
+    init_loss,
+)
+
+if TYPE_CHECKING:
+    from mlsmoke.overfit.verdict.gate_run import GateRun
+    from mlsmoke.overfit.verdict.result import Warning
+
+Check = Callable[["GateRun"], "list[Warning]"]
+
+REGISTRY: list[Check] = [
+    init_loss.check,
+    degenerate_batch.check,
+    batch_mixing.check,
+    dropout_active.check,
+]
+
+
+def run_checks(run: GateRun) -> list[Warning]:
+    """Every check's warnings, in REGISTRY order; a check that breaks says nothing."""
+    warnings: list[Warning] = []
+    for check in REGISTRY:
+        # A check must never turn a verdict into a crash, nor let a factory's
+        # sys.exit() (argparse in a model's config) end the gate.
+        try:
+            warnings += check(run)
+        except (Exception, SystemExit):
+            continue
+    return warnings

@@ -1,0 +1,35 @@
+"""``dropout-active``: dropout makes memorization slower than it needs to be; turn it
+off while debugging (Karpathy's recipe)."""
+
+from __future__ import annotations
+
+from mlsmoke.overfit.verdict import forward_probes
+from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.result import Warning
+
+CODE = "dropout-active"
+SHOWN = 4
+
+
+def check(run: GateRun) -> list[Warning]:
+    capture = forward_probes.capture_forward(run)
+    if capture is None:
+        return []
+    active = [
+        f"{name or 'model'} (p={module.p:g})"
+        for name, module in capture.model.named_modules()
+        if "Dropout" in type(module).__name__ and getattr(module, "p", 0) > 0
+    ]
+    if not active:
+        return []
+    listed = ", ".join(active[:SHOWN]) + (
+        f", and {len(active) - SHOWN} more" if len(active) > SHOWN else ""
+    )
+    return [
+        Warning(
+            CODE,
+            f"{len(active)} dropout module{'s' if len(active) > 1 else ''} active"
+            f" while the gate trains: {listed}; dropout slows memorization, so build"
+            " the gate's model with dropout 0",
+        )
+    ]

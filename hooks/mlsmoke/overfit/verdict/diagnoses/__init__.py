@@ -1,0 +1,76 @@
+"""The registry of diagnoses: each turns a GateRun into a Diagnosis, or passes (None).
+
+Diagnosers are tried in order and the first answer wins. ``memorized`` and
+``config-error`` come first; the specific causes of a failure follow; the two fallbacks,
+``train-error`` and ``not-memorized``, come last and always answer. A new diagnosis is a
+new module here plus a line in REGISTRY.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from mlsmoke.overfit.verdict.diagnoses import (
+    config_error,
+    data_error,
+    label_range_error,
+    lr_too_high,
+    lr_too_low,
+    memorized,
+    no_gradient,
+    non_finite,
+    nondeterministic_batch,
+    not_learning,
+    not_memorized,
+    out_of_memory,
+    shape_error,
+    too_slow,
+    train_error,
+    wrong_objective,
+)
+
+if TYPE_CHECKING:
+    from mlsmoke.overfit.verdict.gate_run import GateRun
+    from mlsmoke.overfit.verdict.result import Diagnosis
+
+
+class Diagnoser(Protocol):
+    code: str
+
+    def __call__(self, run: GateRun) -> Diagnosis | None: ...
+
+
+REGISTRY: list[Diagnoser] = [
+    memorized.diagnose,
+    wrong_objective.diagnose,  # before config-error: it explains a negative init loss
+    config_error.diagnose,
+    # make it run: the errors, most specific first
+    out_of_memory.diagnose,
+    label_range_error.diagnose,
+    data_error.diagnose,
+    shape_error.diagnose,
+    no_gradient.diagnose,
+    # it runs but does not memorize: cheap evidence first, then the probes
+    nondeterministic_batch.diagnose,
+    lr_too_high.diagnose,
+    non_finite.diagnose,
+    lr_too_low.diagnose,
+    too_slow.diagnose,
+    not_learning.diagnose,
+    train_error.diagnose,
+    not_memorized.diagnose,
+]
+
+
+def diagnose(run: GateRun) -> Diagnosis:
+    """The first diagnosis in REGISTRY that answers for ``run``."""
+    for diagnoser in REGISTRY:
+        # A broken diagnosis, or a factory's sys.exit() in a probe, must not hide
+        # the verdict.
+        try:
+            found = diagnoser(run)
+        except (Exception, SystemExit):
+            continue
+        if found is not None:
+            return found
+    raise AssertionError("the fallback diagnoses always answer")

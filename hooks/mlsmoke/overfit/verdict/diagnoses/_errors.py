@@ -1,0 +1,81 @@
+"""Reading the error a run raised: its message and what kind of torch failure it is."""
+
+from __future__ import annotations
+
+from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
+
+SHAPE_MESSAGES = (
+    "shapes cannot be multiplied",
+    "size mismatch",
+    "must match the size of tensor",
+    "the size of tensor a",
+    "expected input batch_size",
+    "expected target size",
+    "target tensor expected",
+    "target size (",
+    "given groups=",
+    "expected input[",
+    "input.size(-1) must be equal to input_size",
+    "is invalid for input of size",
+    "view size is not compatible",
+    "sizes of tensors must match",
+    "dimension out of range",
+    "using a target size",
+    "expected 2d",
+    "expected 3d",
+    "expected 4d",
+    "inconsistent tensor size",
+    "doesn't match the broadcast shape",
+)
+
+
+def message(evidence: Evidence) -> str:
+    """The error's message ('' when the run raised nothing)."""
+    if evidence.error is None:
+        return ""
+    return str(evidence.error).strip()
+
+
+def first_line(evidence: Evidence) -> str:
+    text = message(evidence)
+    return text.splitlines()[0] if text else type(evidence.error).__name__
+
+
+def raised(evidence: Evidence) -> str:
+    """``TypeName: first line`` of the error, for an evidence line."""
+    return f"{type(evidence.error).__name__}: {first_line(evidence)}"
+
+
+def is_torch_error(evidence: Evidence) -> bool:
+    """An error raised while running the project's code, not one mlsmoke found."""
+    return evidence.error is not None and not isinstance(evidence.error, ProjectProblem)
+
+
+def raised_in_forward(evidence: Evidence) -> bool:
+    """The project's code raised during the forward pass or the loss."""
+    return is_torch_error(evidence) and evidence.phase in ("forward", "loss")
+
+
+def mentions(evidence: Evidence, needles: tuple[str, ...]) -> bool:
+    text = message(evidence).lower()
+    return any(needle in text for needle in needles)
+
+
+def where(evidence: Evidence) -> str:
+    """Where the error happened, for a summary: a module, or the loss."""
+    if evidence.phase == "loss" or evidence.failed_module is None:
+        return "the loss"
+    if not evidence.failed_module:
+        return "the model's forward"
+    return f"module {evidence.failed_module!r}"
+
+
+def module_name(name: str) -> str:
+    return repr(name) if name else "the model itself"
+
+
+def input_shapes(evidence: Evidence, name: str | None) -> str | None:
+    if name is None or name not in evidence.module_inputs:
+        return None
+    shapes = evidence.module_inputs[name]
+    return ", ".join(str(tuple(shape)) for shape in shapes) or "no tensors"

@@ -1,0 +1,82 @@
+"""``label-range-error``: class targets outside the model's output range, such as
+labels 0..2 for a model built with 2 logits. On CUDA this surfaces as a device-side
+assert; a CPU re-run finds the real line."""
+
+from __future__ import annotations
+
+import re
+
+from mlsmoke.overfit.training.evidence import DEVICE_ASSERT, Evidence
+from mlsmoke.overfit.verdict import batch_probes, forward_probes, probes
+from mlsmoke.overfit.verdict.diagnoses import _errors
+from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
+from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.result import Diagnosis
+
+CODE = "label-range-error"
+
+_MESSAGES = (
+    "is out of bounds",
+    "t >= 0 && t < n_classes",
+    "cur_target >= 0 && cur_target < n_classes",
+    "all elements of target should be between 0 and 1",
+)
+
+SUGGESTIONS = [
+    "build the model with as many outputs as classes (num_labels = the number of"
+    " distinct labels)",
+    "map labels to 0..C-1 (no 1-based labels, no -1 except an ignore_index)",
+    "binary losses take targets in [0, 1]",
+]
+
+
+@diagnoser(CODE)
+def diagnose(run: GateRun) -> Diagnosis | None:
+    evidence, lines = run.evidence, []
+    if evidence.cuda_error == DEVICE_ASSERT and evidence.rerun_of is None:
+        cpu = probes.on_cpu(run)
+        lines.append(
+            f"on {evidence.device}: {_errors.first_line(evidence)}; re-run on the CPU,"
+            " where the error raises at its real line"
+        )
+        evidence = cpu
+    elif evidence.rerun_of is not None:
+        lines.append(
+            f"on {evidence.rerun_of.device}: a device-side assert; the CPU re-run"
+            " raised the error below"
+        )
+    if not _errors.is_torch_error(evidence) or not _errors.mentions(
+        evidence, _MESSAGES
+    ):
+        return None
+    lines.append(f"{_errors.where(evidence)} raised {_errors.raised(evidence)}")
+    outputs, label_line = _ranges(run, evidence)
+    lines += label_line
+    summary = "class targets fall outside the model's output range"
+    if outputs is not None:
+        summary += f" ({outputs} outputs)"
+    if evidence.user_traceback:
+        lines.append(evidence.user_traceback)
+    return Diagnosis(CODE, summary, lines, SUGGESTIONS)
+
+
+def _ranges(run: GateRun, evidence: Evidence) -> tuple[int | None, list[str]]:
+    capture = forward_probes.capture_forward(run)
+    outputs = capture.last_layer_outputs if capture is not None else None
+    lines = []
+    if outputs is not None:
+        lines.append(
+            f"the model's last layer has {outputs} outputs: classes 0..{outputs - 1}"
+        )
+    found = re.search(r"Target (-?\d+) is out of bounds", _errors.message(evidence))
+    if found:
+        lines.append(f"a target holds {found.group(1)}")
+    try:
+        batch = batch_probes.fresh_batch(run)
+    except Exception:
+        return outputs, lines
+    for name, value in batch_probes.batch_fields(batch):
+        described = batch_probes.describe_value(value)
+        if "int" in described and "values" in described:
+            lines.append(f"batch field {name}: {described}")
+    return outputs, lines

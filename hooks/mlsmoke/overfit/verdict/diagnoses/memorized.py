@@ -1,0 +1,20 @@
+"""``memorized``: the loss reached its target; the gate passes."""
+
+from __future__ import annotations
+
+from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
+from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.result import MEMORIZED, Diagnosis
+
+
+@diagnoser(MEMORIZED)
+def diagnose(run: GateRun) -> Diagnosis | None:
+    evidence = run.evidence
+    if not evidence.memorized:
+        return None
+    return Diagnosis(
+        MEMORIZED,
+        f"memorized the batch in {evidence.steps} steps:"
+        f" loss {evidence.initial_loss:.4g} -> {evidence.final_loss:.4g}"
+        f" (target {evidence.target:.4g})",
+    )

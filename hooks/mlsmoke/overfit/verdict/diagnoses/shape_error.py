@@ -1,0 +1,69 @@
+"""``shape-error``: tensors do not match. Names the module (or the loss) where it
+happened and the shapes of its inputs, as the forward hooks recorded them."""
+
+from __future__ import annotations
+
+from mlsmoke.overfit.training.evidence import Evidence
+from mlsmoke.overfit.verdict import batch_probes, forward_probes
+from mlsmoke.overfit.verdict.diagnoses import _errors
+from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
+from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.result import Diagnosis
+
+CODE = "shape-error"
+
+SUGGESTIONS = [
+    "annotate shapes where tensors change shape (# (B, T, C)) and step through the"
+    " forward pass with a debugger",
+    "check in_features/in_channels against the layer before, and flatten sizes against"
+    " the input resolution",
+    "check the target's shape against the loss: cross-entropy takes (B, C) logits and"
+    " (B,) class indices",
+]
+
+
+@diagnoser(CODE)
+def diagnose(run: GateRun) -> Diagnosis | None:
+    evidence = run.evidence
+    if not _errors.raised_in_forward(evidence):
+        return None
+    if not _errors.mentions(evidence, _errors.SHAPE_MESSAGES):
+        return None
+    place = _errors.where(evidence)
+    lines = [f"{place} raised {_errors.raised(evidence)}"]
+    shapes = _errors.input_shapes(evidence, evidence.failed_module)
+    if shapes is not None and place != "the loss":
+        lines.append(f"inputs of {place}: {shapes}")
+    if place == "the loss":
+        lines += _loss_inputs(run)
+    else:
+        lines += _trail(evidence)
+    return Diagnosis(CODE, f"shapes do not match in {place}", lines, SUGGESTIONS)
+
+
+def _trail(evidence: Evidence) -> list[str]:
+    """The last modules that ran before the failure, with their input shapes."""
+    ran = [name for name in evidence.module_order if name != evidence.failed_module]
+    recent = list(dict.fromkeys(reversed(ran)))[:3]
+    return [
+        f"ran before it: {_errors.module_name(name)} with inputs"
+        f" {_errors.input_shapes(evidence, name)}"
+        for name in reversed(recent)
+    ]
+
+
+def _loss_inputs(run: GateRun) -> list[str]:
+    capture = forward_probes.capture_forward(run)
+    lines = []
+    if capture is not None:
+        logits = forward_probes.logits_of(capture.output)
+        if logits is not None:
+            lines.append(f"model output: {batch_probes.describe_value(logits)}")
+    try:
+        batch = batch_probes.fresh_batch(run)
+    except Exception:
+        return lines
+    return lines + [
+        f"batch field {name}: {batch_probes.describe_value(value)}"
+        for name, value in batch_probes.batch_fields(batch)
+    ]

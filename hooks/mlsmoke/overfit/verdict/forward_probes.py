@@ -1,0 +1,250 @@
+"""One-pass probes: a fresh model on a fresh batch, called as the gate calls it, with
+no training. Its output and logits, its targets, whether eval mode is deterministic,
+where a NaN first appears, and the size of each parameter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from mlsmoke.overfit.training.device import batch_to, map_tensors, placement
+from mlsmoke.overfit.training.objective import call_model, default_loss
+from mlsmoke.overfit.verdict.batch_probes import batch_fields, seeded
+from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.probes import remember
+
+
+def parameter_sizes(run: GateRun) -> dict[str, int]:
+    """Elements per named parameter, from a model built on the meta device when the
+    factory allows it (no memory, no weights loaded)."""
+
+    def build() -> dict[str, int]:
+        try:
+            with seeded(run), torch.device("meta"):
+                model = run.model_factory()
+        except Exception:
+            with seeded(run):
+                model = run.model_factory()
+        return {name: p.numel() for name, p in model.named_parameters()}
+
+    return remember(run, "sizes", build)
+
+
+def forward_device(run: GateRun) -> str:
+    """Where one-pass probes run: the gate's device, unless CUDA failed there."""
+    return "cpu" if run.evidence.cuda_error else run.evidence.device
+
+
+def _fresh_model_and_batch(run: GateRun) -> tuple[torch.nn.Module, Any]:
+    """A new model and batch from the factories, on the probes' device; called under
+    ``seeded(run)`` so that they match the gate's own."""
+    device = forward_device(run)
+    model = run.model_factory().to(placement(device))
+    return model, batch_to(run.batch_factory(), device, None)
+
+
+@dataclass
+class ForwardCapture:
+    """One eval-mode forward of a fresh model on the gate's batch, called as the gate
+    calls it."""
+
+    model: torch.nn.Module
+    batch: Any
+    args: tuple = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    output: Any = None
+    last_layer_outputs: int | None = None  # size of the last leaf module's last dim
+    last_linear_output: torch.Tensor | None = None  # for models that return only a loss
+
+
+def capture_forward(run: GateRun) -> ForwardCapture | None:
+    """A fresh model and batch, and what the model was called with and returned in eval
+    mode; None when building them raises."""
+    return remember(run, "capture", lambda: _capture(run))
+
+
+def _capture(run: GateRun) -> ForwardCapture | None:
+    try:
+        with seeded(run):
+            model, batch = _fresh_model_and_batch(run)
+    except Exception:
+        return None
+    capture = ForwardCapture(model, batch)
+    model.eval()
+    try:  # what was recorded before a failure still tells the output sizes
+        with seeded(run), torch.no_grad(), _recording(model, capture):
+            _loss_of(run, model, batch)
+    except Exception:
+        pass
+    return capture
+
+
+@contextmanager
+def _recording(model: torch.nn.Module, capture: ForwardCapture) -> Iterator[None]:
+    def on_call(module: Any, args: tuple, kwargs: dict, output: Any) -> None:
+        if not capture.args and not capture.kwargs:
+            capture.args, capture.kwargs, capture.output = args, kwargs, output
+
+    def on_leaf(module: Any, args: tuple, output: Any) -> None:
+        if isinstance(output, torch.Tensor) and output.dim() >= 2:
+            capture.last_layer_outputs = int(output.shape[-1])
+            if isinstance(module, torch.nn.Linear):
+                capture.last_linear_output = output
+
+    handles = [model.register_forward_hook(on_call, with_kwargs=True)]
+    handles += [
+        m.register_forward_hook(on_leaf)
+        for m in model.modules()
+        if not list(m.children())
+    ]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _loss_of(run: GateRun, model: torch.nn.Module, batch: Any) -> Any:
+    if run.loss_fn is not None:
+        return run.loss_fn(model, batch)
+    return default_loss(call_model(model, batch))
+
+
+def class_logits(capture: ForwardCapture) -> torch.Tensor | None:
+    """The logits of a forward: in the model's output, or, for a model that returns only
+    its loss, the output of its last linear layer."""
+    found = logits_of(capture.output)
+    if found is None and capture.last_linear_output is not None:
+        found = capture.last_linear_output
+    return found
+
+
+def logits_of(output: Any) -> torch.Tensor | None:
+    """The per-sample output inside a model's output: the tensor itself, ``.logits``,
+    or the first tensor of a tuple with a batch dimension."""
+    if isinstance(output, torch.Tensor):
+        return output if output.dim() >= 1 and output.numel() > 1 else None
+    found = getattr(output, "logits", None)
+    if found is None and isinstance(output, dict):
+        found = output.get("logits")
+    if isinstance(found, torch.Tensor):
+        return found
+    if isinstance(output, (tuple, list)):
+        for item in output:
+            if isinstance(item, torch.Tensor) and item.dim() >= 1 and item.numel() > 1:
+                return item
+    return None
+
+
+TARGET_NAMES = ("labels", "label", "targets", "target", "y")
+
+
+def class_targets(batch: Any, logits: torch.Tensor) -> torch.Tensor | None:
+    """The batch's class-index tensor for ``logits``: an integer tensor shaped like the
+    logits without their class dimension, preferring the usual names, else the last."""
+    expected = tuple(logits.shape[:-1])
+    candidates = [
+        (name, value)
+        for name, value in batch_fields(batch)
+        if isinstance(value, torch.Tensor)
+        and not value.is_floating_point()
+        and value.dtype != torch.bool
+        and tuple(value.shape) == expected
+    ]
+    for name, value in candidates:
+        if name in TARGET_NAMES:
+            return value
+    return candidates[-1][1] if candidates else None
+
+
+def eval_outputs_differ(run: GateRun) -> bool:
+    """Two identical eval-mode forward passes of one model give different losses."""
+
+    def compare() -> bool:
+        try:
+            with seeded(run):
+                model, batch = _fresh_model_and_batch(run)
+                model.eval()
+                with torch.no_grad():
+                    first = _as_tensor(_loss_of(run, model, batch))
+                    second = _as_tensor(_loss_of(run, model, batch))
+        except Exception:
+            return False
+        if first is None or second is None:
+            return False
+        return not torch.allclose(first, second, rtol=1e-5, atol=1e-7, equal_nan=True)
+
+    return remember(run, "eval-differ", compare)
+
+
+def _as_tensor(value: Any) -> torch.Tensor | None:
+    return value.detach().float() if isinstance(value, torch.Tensor) else None
+
+
+def nonfinite_origin(run: GateRun) -> str | None:
+    """Where a fresh model's forward first makes a NaN or Inf: ``"module 'x'"`` when a
+    module's own code turns finite inputs into a non-finite output (between its
+    submodules, or in a leaf), ``"the batch"`` or ``"the loss"``; None if all is finite.
+    """
+    return remember(run, "nonfinite-origin", lambda: _trace_nonfinite(run))
+
+
+def _trace_nonfinite(run: GateRun) -> str | None:
+    try:
+        with seeded(run):
+            model, batch = _fresh_model_and_batch(run)
+    except Exception:
+        return None
+    if any(_nonfinite(t) for t in _tensors(batch)):
+        return "the batch"
+    running: list[str] = []
+    found: list[str] = []
+
+    def before(name: str) -> Callable:
+        def hook(module: Any, args: tuple, kwargs: dict) -> None:
+            if not found and any(_nonfinite(t) for t in _tensors((args, kwargs))):
+                found.append(running[-1] if running else "")
+            running.append(name)
+
+        return hook
+
+    def after(name: str) -> Callable:
+        def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> None:
+            if running and running[-1] == name:
+                running.pop()
+            if not found and any(_nonfinite(t) for t in _tensors(output)):
+                found.append(name)
+
+        return hook
+
+    handles = []
+    for name, module in model.named_modules():
+        handles.append(module.register_forward_pre_hook(before(name), with_kwargs=True))
+        handles.append(module.register_forward_hook(after(name), with_kwargs=True))
+    try:
+        with seeded(run), torch.no_grad():
+            loss = _loss_of(run, model, batch)
+    except Exception:
+        return None
+    finally:
+        for handle in handles:
+            handle.remove()
+    if found:
+        return f"module {found[0]!r}" if found[0] else "the model's own forward"
+    if isinstance(loss, torch.Tensor) and _nonfinite(loss):
+        return "the loss"
+    return None
+
+
+def _tensors(obj: Any) -> list[torch.Tensor]:
+    found: list[torch.Tensor] = []
+    map_tensors(obj, lambda t: found.append(t) or t)
+    return found
+
+
+def _nonfinite(tensor: torch.Tensor) -> bool:
+    return tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())

@@ -1,0 +1,57 @@
+"""One gate's run as the diagnoses and checks see it: its settings, the main run's
+evidence, and probes that train the same factories again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mlsmoke.overfit.training.evidence import Evidence
+
+if TYPE_CHECKING:
+    from mlsmoke.overfit.process.settings import GateSettings
+
+
+@dataclass
+class GateRun:
+    """One gate's run: settings, evidence, and probes with the same factories."""
+
+    settings: GateSettings
+    evidence: Evidence
+    model_factory: Callable[[], Any]
+    batch_factory: Callable[[], Any]
+    loss_fn: Callable[[Any, Any], Any] | None
+    optimizer_factory: Callable[[Any, float | None], Any]
+    # engine.train, passed in by the gate: this module stays free of the training loop.
+    trainer: Callable[..., Evidence]
+    probes: list[Evidence] = field(default_factory=list)
+    # The probes' answers, one per question (probes.remember); they live as long as
+    # the run, so a probe's model and batch are freed with it.
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    def probe(self, **overrides: Any) -> Evidence:
+        """Train again with the same factories; ``overrides`` are train()'s keywords.
+
+        The target defaults to the main run's absolute target, so that a float64 or
+        lower-lr probe is judged by the same bar.
+        """
+        options: dict[str, Any] = {
+            "lr": self.evidence.lr or self.settings.lr,
+            "max_steps": self.settings.max_steps,
+            "target_loss": self.evidence.target,
+            "target_ratio": None,
+            "device": self.evidence.device,
+            "timeout": self.settings.timeout,
+            "seed": self.settings.seed,
+        }
+        options.update(overrides)
+        evidence = self.trainer(
+            self.model_factory,
+            self.batch_factory,
+            self.loss_fn,
+            self.optimizer_factory,
+            **options,
+        )
+        self.probes.append(evidence)
+        return evidence

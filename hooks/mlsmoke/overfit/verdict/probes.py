@@ -1,0 +1,120 @@
+"""Bounded training probes the diagnoses run to tell causes apart.
+
+A probe is another short training run of the same factories: another lr, float64, or
+the CPU. Every probe (these and the one-pass ones in ``forward_probes.py``) is memoized
+per gate run, so that diagnoses asking the same question share one answer. lr sweeps
+stop at the first learning rate that memorizes, and each probe may take at most twice
+the run's own time: a failing gate costs a few times its own run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from mlsmoke.overfit.training.evidence import Evidence
+from mlsmoke.overfit.verdict.gate_run import GateRun
+
+LOWER_LR_FACTORS = (0.1, 0.01)
+HIGHER_LR_FACTORS = (10.0, 100.0)
+MIN_PROBE_SECONDS = 5.0
+
+
+def remember(run: GateRun, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()``, once per gate run and ``key``."""
+    if key not in run.memo:
+        run.memo[key] = compute()
+    return run.memo[key]
+
+
+# --- training probes ------------------------------------------------------------------
+
+
+def may_probe(run: GateRun) -> bool:
+    """Whether training probes fit the budget: not after a run that hit its timeout."""
+    return not run.evidence.timed_out and run.evidence.lr > 0
+
+
+def probe_timeout(run: GateRun) -> float:
+    """Seconds one probe may take: twice the run's own time (a float64 step costs about
+    two float32 ones), never more than the gate's timeout."""
+    return min(run.settings.timeout, max(2 * run.evidence.seconds, MIN_PROBE_SECONDS))
+
+
+def at_lr(run: GateRun, lr: float) -> Evidence:
+    """The same run at another learning rate (same steps, same target)."""
+    return remember(
+        run, ("lr", lr), lambda: run.probe(lr=lr, timeout=probe_timeout(run))
+    )
+
+
+def lr_sweep(run: GateRun, factors: tuple[float, ...]) -> list[Evidence]:
+    """Probes at ``lr * factor`` for each factor in turn, up to the first that
+    memorizes; the probes run, in order."""
+    probes = []
+    if not may_probe(run):
+        return probes
+    for factor in factors:
+        probe = at_lr(run, run.evidence.lr * factor)
+        probes.append(probe)
+        if probe.memorized:
+            break
+    return probes
+
+
+def memorizing_probe(probes: list[Evidence]) -> Evidence | None:
+    return next((p for p in probes if p.memorized), None)
+
+
+def in_float64(run: GateRun) -> Evidence:
+    """The same run in float64: a precision problem disappears there."""
+    return remember(
+        run,
+        "float64",
+        lambda: run.probe(dtype="float64", timeout=probe_timeout(run), **_targets(run)),
+    )
+
+
+def _targets(run: GateRun) -> dict[str, float | None]:
+    """The main run's target; the configured ones when it never resolved (a loss that
+    was not finite at init)."""
+    if run.evidence.target is not None:
+        return {}
+    return {
+        "target_loss": run.settings.target_loss,
+        "target_ratio": run.settings.target_ratio,
+    }
+
+
+def on_cpu(run: GateRun) -> Evidence:
+    """The same run on the CPU, where a device-side error raises at its real line."""
+    return remember(run, "cpu", lambda: run.probe(device="cpu", max_steps=1))
+
+
+def without_target(run: GateRun, steps: int) -> Evidence:
+    """A short run that no target stops: where does the loss go by itself?"""
+    return remember(
+        run,
+        ("free", steps),
+        lambda: run.probe(
+            max_steps=steps,
+            target_loss=float("-inf"),
+            target_ratio=None,
+            timeout=probe_timeout(run),
+        ),
+    )
+
+
+def describe_lr_result(probe: Evidence) -> str:
+    if probe.error is not None:
+        return f"at lr {probe.lr:g}: raised {type(probe.error).__name__}"
+    losses = probe.losses
+    if probe.reached:
+        return f"at lr {probe.lr:g}: memorized in {probe.steps} steps"
+    if losses and not math.isfinite(losses[-1]):
+        return f"at lr {probe.lr:g}: the loss became {losses[-1]} at step {probe.steps}"
+    return (
+        f"at lr {probe.lr:g}: loss {losses[0]:.4g} -> {losses[-1]:.4g}"
+        f" in {probe.steps} steps"
+    )
