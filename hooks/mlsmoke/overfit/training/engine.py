@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from mlsmoke.overfit.training import instruments
+from mlsmoke.overfit.training import bookkeeping, instruments, inventory
 from mlsmoke.overfit.training.determinism import deterministic
 from mlsmoke.overfit.training.device import (
     batch_to,
@@ -118,6 +118,7 @@ def _train(run: _Run) -> None:
     _build_batch(run)
     run.phase = "optimizer"
     optimizer = run.optimizer_factory(list(model.parameters()), run.lr)
+    _record_optimizer_coverage(run, optimizer)
     evidence.lr = float(optimizer.param_groups[0]["lr"])
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
     model.train()
@@ -157,7 +158,26 @@ def _traced_forward(run: _Run) -> torch.Tensor:
         loss = run.forward()
     run.evidence.module_inputs = run.trace.inputs
     run.evidence.module_order = run.trace.order
+    _record_unregistered(run, loss)
     return loss
+
+
+def _record_optimizer_coverage(run: _Run, optimizer: Any) -> None:
+    """Which of the model's parameters the optimizer lacks, and what else it holds."""
+    try:  # an instrument's failure must never pass for the project's error
+        found = bookkeeping.optimizer_coverage(run.model, optimizer, run.batch)
+    except Exception:
+        return
+    run.evidence.optimizer_missing, run.evidence.optimizer_extra = found
+
+
+def _record_unregistered(run: _Run, loss: torch.Tensor) -> None:
+    """The trainable leaves of the first loss's graph that the model does not own."""
+    try:
+        found = bookkeeping.unregistered_leaves(loss, run.model, run.batch)
+    except Exception:
+        return
+    run.evidence.unregistered = found
 
 
 def _observe_gradients(run: _Run, step: int, parameters: list) -> None:
@@ -212,6 +232,7 @@ def _build_model(run: _Run) -> torch.nn.Module:
             f"the model ({type(model).__name__}) has no parameters to train",
             config_key="model",
         )
+    evidence.forward_parameters = inventory.forward_parameters(model)  # never raises
     run.model = model_to(model, evidence.device, _dtype(evidence))
     parameter_count = sum(p.numel() for p in model.parameters())
     run.threads = limit_cpu_threads(evidence.device, parameter_count)
@@ -222,6 +243,7 @@ def _build_batch(run: _Run) -> Any:
     run.phase = "batch"
     evidence = run.evidence
     batch = run.batch_factory()
+    evidence.batch_fields = inventory.safe_inventory(batch)
     tensors = tensors_in(batch)
     if not tensors:
         raise ProjectProblem(

@@ -43,9 +43,12 @@ class Diagnoser(Protocol):
 REGISTRY: list[Diagnoser] = [
     memorized.diagnose,
     wrong_objective.diagnose,  # before config-error: it explains a negative init loss
+    # evidence before error text: what the batch held and which tensors train
+    data_error.diagnose_evidence,  # before config-error: a misnamed key loses the loss
     config_error.diagnose,
-    # make it run: the errors, most specific first
     out_of_memory.diagnose,
+    non_finite.diagnose_batch,
+    # make it run: the errors, most specific first
     label_range_error.diagnose,
     data_error.diagnose,
     shape_error.diagnose,
