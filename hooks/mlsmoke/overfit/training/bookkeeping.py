@@ -84,6 +84,15 @@ def describe_tensor(tensor: torch.Tensor, model: torch.nn.Module, batch: Any) ->
     return f"a {describe_value(tensor)} the model does not hold"
 
 
+def attribute_parameters(model: torch.nn.Module) -> list[str]:
+    """Trainable tensors kept in the modules' plain attributes (not registered)."""
+    return [
+        f"{path} ({describe_value(value)})"
+        for path, value in _attribute_tensors(model)
+        if value.requires_grad
+    ]
+
+
 def _batch_tensors(batch: Any) -> list[tuple[str, torch.Tensor]]:
     return [(n, v) for n, v in batch_fields(batch) if isinstance(v, torch.Tensor)]
 

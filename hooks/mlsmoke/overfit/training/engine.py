@@ -227,16 +227,26 @@ def _build_model(run: _Run) -> torch.nn.Module:
         )
     evidence.requires_grad = instruments.requires_grad(model)
     if not evidence.requires_grad:
-        raise ProjectProblem(
-            "no-parameters",
-            f"the model ({type(model).__name__}) has no parameters to train",
-            config_key="model",
-        )
+        _no_parameters(run, model)
     evidence.forward_parameters = inventory.forward_parameters(model)  # never raises
     run.model = model_to(model, evidence.device, _dtype(evidence))
     parameter_count = sum(p.numel() for p in model.parameters())
     run.threads = limit_cpu_threads(evidence.device, parameter_count)
     return run.model
+
+
+def _no_parameters(run: _Run, model: torch.nn.Module) -> None:
+    """Raise for a model without parameters: the project's bug when it keeps trainable
+    tensors in plain attributes (a list of layers), else its configuration's."""
+    try:
+        run.evidence.unregistered = bookkeeping.attribute_parameters(model)
+    except Exception:
+        pass
+    raise ProjectProblem(
+        "no-parameters",
+        f"the model ({type(model).__name__}) has no parameters to train",
+        config_key=None if run.evidence.unregistered else "model",
+    )
 
 
 def _build_batch(run: _Run) -> Any:

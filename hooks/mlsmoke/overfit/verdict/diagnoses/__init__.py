@@ -18,6 +18,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     lr_too_low,
     memorized,
     no_gradient,
+    optimizer_mismatch,
     non_finite,
     nondeterministic_batch,
     not_learning,
@@ -26,6 +27,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     shape_error,
     too_slow,
     train_error,
+    unregistered_parameters,
     wrong_objective,
 )
 
@@ -48,6 +50,8 @@ REGISTRY: list[Diagnoser] = [
     config_error.diagnose,
     out_of_memory.diagnose,
     non_finite.diagnose_batch,
+    unregistered_parameters.diagnose,
+    optimizer_mismatch.diagnose,
     # make it run: the errors, most specific first
     label_range_error.diagnose,
     data_error.diagnose,
