@@ -91,7 +91,7 @@ def _lengths(items: list | tuple) -> list[int]:
             if item.dim() == 0:
                 return []
             lengths.append(int(item.shape[0]))
-        elif isinstance(item, (list, tuple, str)):
+        elif isinstance(item, (list, tuple)):
             lengths.append(len(item))
         else:
             return []
