@@ -283,3 +283,34 @@ CASES = [
     Case("mlp-batch-statistics", MLP, BatchStandardized, data_batch, loss=ce,
          warnings=frozenset({"batch-mixing"}), bug="x.mean(0) in forward"),
 ]  # fmt: skip
+
+
+def tiny_vit() -> nn.Module:
+    from transformers import ViTConfig, ViTForImageClassification
+
+    config = ViTConfig(
+        image_size=16,
+        patch_size=4,
+        num_channels=3,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=models.CLASSES,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    return ViTForImageClassification(config)
+
+
+def grayscale_pixels() -> dict[str, torch.Tensor]:
+    g = models._generator()
+    pixels = torch.randn(8, 1, 16, 16, generator=g)  # a 3-channel model
+    return {"pixel_values": pixels, "labels": torch.arange(8) % models.CLASSES}
+
+
+CASES.append(
+    Case("vit-grayscale-for-rgb", "transformers ViT", tiny_vit, grayscale_pixels,
+         "shape-error", says="inputs of module 'vit.embeddings.patch_embeddings'",
+         bug="1-channel images for a 3-channel ViT")
+)  # fmt: skip
