@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from mlsmoke.overfit.training.evidence import BatchField, Evidence
+from mlsmoke.overfit.training.evidence import BatchField, Evidence, ProjectProblem
 from mlsmoke.overfit.verdict import batch_probes
 from mlsmoke.overfit.verdict.diagnoses import _errors
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
@@ -100,6 +100,13 @@ FACTORY_SUGGESTIONS = [
 
 
 def _factory_raised(evidence: Evidence) -> Diagnosis:
+    if isinstance(evidence.error, ProjectProblem):  # it returned no tensors at all
+        return Diagnosis(
+            CODE,
+            f"building the batch: {evidence.error}",
+            [f"batch field {f.name}: {f.holds}" for f in evidence.batch_fields],
+            SUGGESTIONS[:2],
+        )
     lines = [f"the batch factory raised {_errors.raised(evidence)}"]
     if evidence.user_traceback:
         lines.append(evidence.user_traceback)
