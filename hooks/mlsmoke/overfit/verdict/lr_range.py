@@ -64,7 +64,7 @@ def _range_test(run: GateRun) -> RangeTest:
     first, second = _directions(evidence)
     # the likely direction may spend all but a share kept for the other one
     spent = _probe_direction(run, test, first, length, budget - share)
-    if test.working is None:
+    if test.working is None and second is not None:
         _probe_direction(run, test, second, length, budget - spent)
     return test
 
@@ -92,9 +92,13 @@ def _probe_direction(
     return spent
 
 
-def _directions(evidence: Evidence) -> tuple[int, int]:
-    reading = curve.classify_curve(evidence.losses, evidence.target)
-    if reading.shape in UNSTABLE or curve.early_spike(evidence.losses) is not None:
+def _directions(evidence: Evidence) -> tuple[int, int | None]:
+    """The likely direction first; a curve that rises or explodes only down (a
+    larger step climbs or explodes faster)."""
+    shape = curve.classify_curve(evidence.losses, evidence.target).shape
+    if shape in (curve.RISING, curve.EXPLODING):
+        return DOWN, None
+    if shape in UNSTABLE or curve.early_spike(evidence.losses) is not None:
         return DOWN, UP
     return UP, DOWN
 

@@ -55,7 +55,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     sweep = [p for p in lr_range.lr_range_test(run).side(lr_range.DOWN) if _moved(p)]
     if not sweep or not all(_climbs(run, probe.losses) for probe in sweep):
         return None
-    if _shape(run, sweep[-1].losses) != curve.RISING:
+    if _shape(run, sweep[-1].losses) == curve.EXPLODING:
         return None  # still exploding at the smallest lr: not a steady climb
     lines = [f"at lr {evidence.lr:g}: {reading.reason}"]
     lines += [probes.describe_lr_result(probe) for probe in sweep]
@@ -108,9 +108,13 @@ def _shape(run: GateRun, losses: list[float]) -> str:
 
 
 def _climbs(run: GateRun, losses: list[float]) -> bool:
+    """The loss ends above its start and never went meaningfully below it: ascent,
+    however slow (at a small lr a climb is a plateau that tilts up)."""
     if len(losses) < 3 or losses[-1] <= losses[0]:
         return False
-    return _shape(run, losses) in (curve.RISING, curve.EXPLODING)
+    finite = [v for v in losses if math.isfinite(v)]
+    slack = 0.01 * curve.loss_scale(losses, run.evidence.target)
+    return min(finite) >= losses[0] - slack
 
 
 def _negative_at_init(run: GateRun) -> bool:
