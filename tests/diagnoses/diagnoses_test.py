@@ -395,8 +395,8 @@ def wobble_losses(steps: int) -> list[float]:
 
 
 def test_an_lr_seven_decades_low_is_found_by_the_range_test():
-    run_ = ScriptedRun(Evidence(lr=1e-7, max_steps=300, target=0.07, losses=plateau(301)),
-                       lr_response(stable_below=0.05))  # fmt: skip
+    evidence = Evidence(lr=1e-7, max_steps=300, target=0.07, losses=plateau(301))
+    run_ = ScriptedRun(evidence, lr_response(stable_below=0.05))
     found = diagnoses.diagnose(run_)
     assert found.code == "lr-too-low", found.summary
     working = float(found.summary.split("at lr ")[1].split()[0])
