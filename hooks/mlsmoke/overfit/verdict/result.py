@@ -47,6 +47,9 @@ class Result:
     losses: list[float] = field(default_factory=list)
     seconds: float = 0.0
     cached: bool = False
+    # The project files the factories imported (relative to the root): the cache
+    # checks them, whatever ``watch`` says.
+    sources: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
