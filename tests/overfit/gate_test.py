@@ -184,3 +184,17 @@ def test_named_gate_keys_are_named_in_messages():
     settings = GateSettings(name="cnn", model="overfit_models:nope", batch="x:y")
     result, _ = run_gate(settings, device="cpu")
     assert result.diagnosis.summary.startswith("tool.mlsmoke.overfit.cnn.model:")
+
+
+def test_the_headline_draws_the_run_the_diagnosis_is_about():
+    result, report = report_of(gate(loss="bad_inputs:negated_loss"))
+    assert result.diagnosis.code == "wrong-objective"
+    assert result.steps == 0  # the gate's own run stops at once: no target below 0
+    probe = result.diagnosis.losses
+    assert len(probe) > 4 and probe[-1] < probe[0] < 0
+    _, spark, figures = report.splitlines()[:3]
+    assert len(spark.split()[-1]) == min(len(probe), 40)
+    assert figures.startswith(
+        f"  {probe[0]:.4g} -> {probe[-1]:.4g}  in {result.diagnosis.steps} steps, cpu"
+    )
+    assert f"in {result.diagnosis.steps} steps at lr" in report  # the evidence agrees

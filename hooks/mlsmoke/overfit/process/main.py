@@ -90,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[result.gate] = result
         _store_passes(root, cache, keys, group, ran, torch, started, args.device)
     ordered = [results[gate.name] for gate in gates]
+    for gate, result in zip(gates, ordered):
+        result.tier = gate.tier  # also on results the worker could not make
     for result in ordered:
         print(verdict_block(result))
     if args.json:

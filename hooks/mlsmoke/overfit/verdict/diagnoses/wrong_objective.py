@@ -107,4 +107,6 @@ def _falls_without_bound(run: GateRun) -> Diagnosis | None:
             "if the loss is meant to go negative (a log-likelihood of continuous"
             " data), set an absolute target-loss instead of target-ratio",
         ],
+        losses=list(losses),  # the headline draws this run, not the 0-step main one
+        steps=probe.steps,
     )
