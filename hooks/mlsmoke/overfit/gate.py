@@ -178,6 +178,7 @@ def _result(
         target=evidence.target,
         losses=list(evidence.losses),
         seconds=round(evidence.seconds, 3),
+        tier=settings.tier,
     )
 
 

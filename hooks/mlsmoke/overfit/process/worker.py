@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from mlsmoke.errors import EXIT_INTERRUPTED
+from mlsmoke.overfit.process.imports import project_modules
 from mlsmoke.overfit.process.settings import GateSettings
 
 PROGRESS_INTERVAL = 0.1  # seconds between progress lines
@@ -39,6 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings = GateSettings.from_json(data)
             on_step = _progress_writer(progress, settings) if progress else None
             result, _ = run_gate(settings, request.get("device"), on_step)
+            result.sources = project_modules(Path(request["root"]))
             results.append(result.to_json())
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
