@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,6 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.device is not None:
         device_name(args.device, "--device")
+    if args.json:
+        _check_writable(Path(args.json))
     root = find_project_root()
     gates = select_gates(load_gates(root, args.tier), args.gate)
     cache = PassCache(root)
@@ -119,6 +122,18 @@ def _write_json(path: Path, results: list[Result]) -> None:
         path.write_text(json.dumps(data, indent=2) + "\n")
     except OSError as error:
         raise UsageError(f"--json {path}: cannot write: {error.strerror}") from None
+
+
+def _check_writable(path: Path) -> None:
+    """Fail before any gate runs when the --json file cannot be written."""
+    directory = path.parent
+    if path.is_dir():
+        raise UsageError(f"--json {path}: is a directory, not a file")
+    if not directory.is_dir():
+        raise UsageError(f"--json {path}: no such directory: {directory}")
+    target = path if path.exists() else directory
+    if not os.access(target, os.W_OK):
+        raise UsageError(f"--json {path}: cannot write: permission denied")
 
 
 def _finite(value: object) -> object:
