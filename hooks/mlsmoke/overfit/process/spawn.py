@@ -27,7 +27,7 @@ from mlsmoke.errors import EnvironmentProblem, Terminated
 from mlsmoke.interpreter import module_command
 from mlsmoke.overfit.process.deaths import WorkerEnd, ended_early
 from mlsmoke.overfit.process.settings import GateSettings
-from mlsmoke.overfit.process.watchdog import Watchdog
+from mlsmoke.watchdog import Watchdog
 from mlsmoke.overfit.verdict.report import progress_line
 from mlsmoke.overfit.verdict.result import Result
 

@@ -1,4 +1,4 @@
-"""A deadline that moves: kill the worker when the current gate's time is up."""
+"""A deadline that moves: kill a child process when its current task's time is up."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Callable
 class Watchdog(threading.Thread):
     """Calls ``kill`` once the deadline passes, unless ``finish`` comes first.
 
-    ``extend(seconds)`` sets the deadline to ``seconds`` from now: the worker says
-    when each gate starts, and each gate gets its own time.
+    ``extend(seconds)`` sets the deadline to ``seconds`` from now: the child says
+    when each task (a gate, a file) starts, and each gets its own time.
     """
 
     def __init__(self, kill: Callable[[], None], seconds: float) -> None:
