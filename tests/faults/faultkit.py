@@ -83,8 +83,30 @@ FACTORIES = textwrap.dedent('''
             return self.layer(x)
 
 
+    class HangsWhenProbed(Tiny):
+        """Trains as usual the first time it is built; hangs in the probes' runs."""
+
+        def __init__(self, hangs):
+            super().__init__()
+            self.hangs = hangs
+
+        def forward(self, x):
+            if self.hangs:
+                reached("probing")
+                hang()
+            return self.layer(x)
+
+
+    built = []
+
+
     def model():
         return Tiny()
+
+
+    def hangs_when_probed_model():
+        built.append(1)
+        return HangsWhenProbed(hangs=len(built) > 1)
 
 
     def hung_model():
@@ -205,7 +227,7 @@ class Fault:
     """When and how to hit the running CLI: after ``marker`` names ``reached``
     (or after ``delay`` seconds), send ``signum`` to the CLI (``target="cli"``), to
     its process group (``"group"``, what a terminal's Ctrl-C does) or to the worker
-    (``"worker"``)."""
+    (``"worker"``). Signal 0 sends nothing: the outcome's time starts there."""
 
     signum: int
     reached: str | None = None

@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import tempfile
 import threading
 from collections import deque
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from typing import IO, NamedTuple
 from mlsmoke import interpreter
 from mlsmoke.doctests.results import FileFailure, FileResult, results_from_json
 from mlsmoke.errors import EnvironmentProblem
+from mlsmoke.scratch import scratch_directory
 from mlsmoke.watchdog import Watchdog
 
 RUNNER_MODULE = "mlsmoke.doctests.runner"
@@ -81,7 +81,7 @@ def _run_once(
     optionflags: Sequence[str],
     timeout: float,
 ) -> _Run:
-    with tempfile.TemporaryDirectory(prefix="mlsmoke-doctest-") as scratch:
+    with scratch_directory("doctest") as scratch:
         request, report = Path(scratch, "request.json"), Path(scratch, "report.json")
         request.write_text(
             json.dumps(

@@ -17,7 +17,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.watchdog import Watchdog
 from mlsmoke.overfit.verdict.report import progress_line
 from mlsmoke.overfit.verdict.result import Result
+from mlsmoke.scratch import scratch_directory
 
 # Before the first gate starts: the worker imports torch and mlsmoke's gate.
 STARTUP_LIMIT = 120.0
@@ -46,7 +46,7 @@ def run_worker(
     verbose: bool,
 ) -> tuple[list[Result], dict[str, Any]]:
     """The gates' Results, and the torch stamp of ``python`` (empty if it died)."""
-    with tempfile.TemporaryDirectory(prefix="mlsmoke-overfit-") as scratch:
+    with scratch_directory("overfit") as scratch:
         request, answer = Path(scratch, "request.json"), Path(scratch, "result.json")
         stack = Path(scratch, "stack.txt")
         request.write_text(
