@@ -55,9 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, 141 stdout closed by its reader."""
     try:
         with terminated_on_signals():
-            code = _run(list(sys.argv[1:] if argv is None else argv))
-            sys.stdout.flush()
-            return code
+            try:
+                return _run(list(sys.argv[1:] if argv is None else argv))
+            finally:  # argparse's --help and usage errors exit through here too
+                sys.stdout.flush()
     except BrokenPipeError:
         return stdout_closed()
 

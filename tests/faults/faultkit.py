@@ -255,12 +255,13 @@ def run_cli(
     tmpdir, marker = scratch / "tmp", scratch / "marker"
     tmpdir.mkdir(parents=True, exist_ok=True)
     marker.unlink(missing_ok=True)
+    # As users run it: with a buffered stdout, whatever this test run was given.
+    inherited = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     environment = {
-        **os.environ,
+        **inherited,
         "TMPDIR": str(tmpdir),
         TAG_VARIABLE: tag,
         MARKER_VARIABLE: str(marker),
-        "PYTHONUNBUFFERED": "1",
         **(env or {}),
     }
     command = [sys.executable, "-m", "mlsmoke", *args]

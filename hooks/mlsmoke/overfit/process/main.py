@@ -125,15 +125,20 @@ def _write_json(path: Path, results: list[Result]) -> None:
 
 
 def _check_writable(path: Path) -> None:
-    """Fail before any gate runs when the --json file cannot be written."""
-    directory = path.parent
+    """Fail before any gate runs when the --json file cannot be written: open it as
+    the write will (so that a read-only file system and root both tell the truth),
+    and remove it again if it was not there."""
     if path.is_dir():
         raise UsageError(f"--json {path}: is a directory, not a file")
-    if not directory.is_dir():
-        raise UsageError(f"--json {path}: no such directory: {directory}")
-    target = path if path.exists() else directory
-    if not os.access(target, os.W_OK):
-        raise UsageError(f"--json {path}: cannot write: permission denied")
+    if not path.parent.is_dir():
+        raise UsageError(f"--json {path}: no such directory: {path.parent}")
+    existed = path.exists()
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644))
+    except OSError as error:
+        raise UsageError(f"--json {path}: cannot write: {error.strerror}") from None
+    if not existed:
+        path.unlink(missing_ok=True)
 
 
 def _finite(value: object) -> object:
