@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlsmoke.overfit.training import instruments
+from mlsmoke.overfit.training.adapters.plan import adapt
 from mlsmoke.overfit.training.device import resolve_device
 from mlsmoke.overfit.training.engine import StepCallback, train
 from mlsmoke.overfit.verdict.checks import run_checks
@@ -25,6 +26,7 @@ from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
 
 RERUN_ON_CPU = (DEVICE_ASSERT, ILLEGAL_MEMORY_ACCESS)
+BUILT_IN_NAMES = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD"}
 
 
 class FactoryImportError(Exception):
@@ -87,6 +89,14 @@ def run_gate(
     except ProjectProblem as error:
         key = "--device" if device else settings.key_path("device")
         return _config_error(settings, None, f"{key}: {error}"), None
+    try:
+        adapted = adapt(
+            loaded, settings.seed, _names(settings), "optimizer" in settings.unset
+        )
+    except ProjectProblem as error:
+        key = settings.key_path(error.config_key or "model")
+        return _config_error(settings, key, str(error)), None
+    loaded = adapted.factories
     build_optimizer = _optimizer_factory(settings, loaded.get("optimizer"))
     evidence = _train(settings, loaded, build_optimizer, resolved_device, on_step)
     if evidence.cuda_error in RERUN_ON_CPU:
@@ -104,7 +114,38 @@ def run_gate(
         train,
     )
     diagnosis = _mention_timeout(diagnose(run), evidence, settings)
-    return _result(settings, evidence, diagnosis, run_checks(run)), run
+    result = _result(settings, evidence, diagnosis, run_checks(run))
+    result.notes = adapted.run_notes()
+    result.recipe = _recipe_label(settings, evidence, adapted)
+    return result, run
+
+
+def _names(settings: GateSettings) -> dict[str, str]:
+    """How ``-v`` names the model and batch callables."""
+    if settings.where == "api":
+        return {"model": "check()'s model", "batch": "check()'s batch"}
+    return {"model": settings.model, "batch": settings.batch}
+
+
+def _recipe_label(settings: GateSettings, evidence: Evidence, adapted) -> str:
+    """The optimizer and lr that trained, and where they came from, e.g.
+    ``AdamW lr 0.003 (from configure_optimizers)``."""
+    name = getattr(evidence, "optimizer", None) or BUILT_IN_NAMES.get(
+        settings.optimizer, "optimizer"
+    )
+    if adapted.recipe_from_module:
+        source = "from configure_optimizers"
+    elif settings.optimizer in OPTIMIZERS:
+        source = "built-in"
+    else:
+        source = "from " + (
+            settings.optimizer if settings.where != "api" else "check()"
+        )
+    scheduler = getattr(evidence, "scheduler", None)
+    schedule = f" + {scheduler}" if scheduler else ""
+    if "lr" not in settings.unset and source != "built-in":
+        source = f"lr key, optimizer {source}"
+    return f"{name} lr {evidence.lr:g}{schedule} ({source})"
 
 
 def _mention_timeout(

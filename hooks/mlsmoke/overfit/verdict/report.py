@@ -62,7 +62,8 @@ def verdict_block(result: Result) -> str:
     """The result as users read it: verdict, curve, figures, then why and what to do."""
     status = result.verdict.upper()
     cached = " (cached)" if result.cached else ""
-    lines = [f"overfit {result.gate}: {status} {result.diagnosis.code}{cached}"]
+    recipe = f" · {result.recipe}" if result.recipe else ""
+    lines = [f"overfit {result.gate}: {status} {result.diagnosis.code}{cached}{recipe}"]
     if result.losses:
         lines.append(f"  loss    {sparkline(result.losses)}")
         target = "" if result.target is None else f"  target {result.target:.4g}"

@@ -47,6 +47,10 @@ class Result:
     losses: list[float] = field(default_factory=list)
     seconds: float = 0.0
     cached: bool = False
+    recipe: str = ""  # the optimizer and lr that trained, e.g. "AdamW lr 0.003 (...)"
+    notes: list[str] = field(
+        default_factory=list
+    )  # shown with -v: where things came from
 
     @property
     def verdict(self) -> str:
