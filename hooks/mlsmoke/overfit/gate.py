@@ -3,6 +3,7 @@ pick the device, train, re-run CUDA errors on the CPU, diagnose, and run the che
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 from collections.abc import Callable
@@ -26,7 +27,6 @@ from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
 
 RERUN_ON_CPU = (DEVICE_ASSERT, ILLEGAL_MEMORY_ACCESS)
-BUILT_IN_NAMES = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD"}
 
 
 class FactoryImportError(Exception):
@@ -97,7 +97,11 @@ def run_gate(
         key = settings.key_path(error.config_key or "model")
         return _config_error(settings, key, str(error)), None
     loaded = adapted.factories
-    build_optimizer = _optimizer_factory(settings, loaded.get("optimizer"))
+    build_optimizer = adapted.recipe_factory or _optimizer_factory(
+        settings, loaded.get("optimizer")
+    )
+    if adapted.recipe_factory is not None and "lr" in settings.unset:
+        settings = dataclasses.replace(settings, lr=None)  # the module's own lr
     evidence = _train(settings, loaded, build_optimizer, resolved_device, on_step)
     if evidence.cuda_error in RERUN_ON_CPU:
         on_cpu = _train(settings, loaded, build_optimizer, "cpu", on_step)
@@ -116,7 +120,7 @@ def run_gate(
     diagnosis = _mention_timeout(diagnose(run), evidence, settings)
     result = _result(settings, evidence, diagnosis, run_checks(run))
     result.notes = adapted.run_notes()
-    result.recipe = _recipe_label(settings, evidence, adapted)
+    result.recipe = _recipe_label(settings, evidence)
     return result, run
 
 
@@ -127,25 +131,17 @@ def _names(settings: GateSettings) -> dict[str, str]:
     return {"model": settings.model, "batch": settings.batch}
 
 
-def _recipe_label(settings: GateSettings, evidence: Evidence, adapted) -> str:
+def _recipe_label(settings: GateSettings, evidence: Evidence) -> str:
     """The optimizer and lr that trained, and where they came from, e.g.
-    ``AdamW lr 0.003 (from configure_optimizers)``."""
-    name = getattr(evidence, "optimizer", None) or BUILT_IN_NAMES.get(
-        settings.optimizer, "optimizer"
-    )
-    if adapted.recipe_from_module:
-        source = "from configure_optimizers"
-    elif settings.optimizer in OPTIMIZERS:
-        source = "built-in"
-    else:
-        source = "from " + (
-            settings.optimizer if settings.where != "api" else "check()"
-        )
-    scheduler = getattr(evidence, "scheduler", None)
-    schedule = f" + {scheduler}" if scheduler else ""
-    if "lr" not in settings.unset and source != "built-in":
+    ``AdamW lr 0.003 (from configure_optimizers)``; "" when no optimizer was built."""
+    if not evidence.optimizer:
+        return ""
+    built_in = evidence.optimizer_source.startswith("built-in")
+    source = "built-in" if built_in else f"from {evidence.optimizer_source}"
+    if "lr" not in settings.unset and not built_in:
         source = f"lr key, optimizer {source}"
-    return f"{name} lr {evidence.lr:g}{schedule} ({source})"
+    schedule = f" + {evidence.scheduler}" if evidence.scheduler else ""
+    return f"{evidence.optimizer} lr {evidence.lr:g}{schedule} ({source})"
 
 
 def _mention_timeout(

@@ -14,8 +14,11 @@ from typing import Any
 
 from mlsmoke.overfit.training.adapters.configure_optimizers import (
     ONE_LOSS_ONE_OPTIMIZER,
+    SOURCE,
+    normalize,
 )
 from mlsmoke.overfit.training.evidence import ProjectProblem
+from mlsmoke.overfit.training.recipe import Recipe, as_recipe
 
 LIGHTNING_METHODS = ("training_step", "configure_optimizers")
 
@@ -34,6 +37,38 @@ def check_automatic_optimization(model: Any) -> None:
             f" {ONE_LOSS_ONE_OPTIMIZER}",
             config_key="loss",
         )
+
+
+def configure_optimizers_recipe(model: Any, lr: float | None) -> Recipe:
+    """The recipe factory of a LightningModule: ``(model, lr) -> Recipe`` from its
+    own ``configure_optimizers()``; ``lr`` (the lr key) replaces its rate."""
+    recipe = recipe_of(model.configure_optimizers())
+    if lr is not None:
+        recipe.override_lr(lr)
+    return recipe
+
+
+def recipe_of(returned: Any) -> Recipe:
+    """The Recipe in what ``configure_optimizers()`` returned; ProjectProblem (a
+    config error on ``optimizer``) when the gate cannot train it."""
+    project = normalize(returned)
+    if len(project.schedules) > 1:
+        names = ", ".join(type(s.scheduler).__name__ for s in project.schedules)
+        raise ProjectProblem(
+            "several-schedulers",
+            f"configure_optimizers() returned {len(project.schedules)} schedulers"
+            f" ({names}) for one optimizer; the gate steps one, so"
+            f" {ONE_LOSS_ONE_OPTIMIZER}",
+            config_key="optimizer",
+        )
+    conf: dict[str, Any] = {"optimizer": project.optimizer}
+    for schedule in project.schedules:
+        conf["lr_scheduler"] = {
+            "scheduler": schedule.scheduler,
+            "interval": schedule.interval,
+            "frequency": schedule.frequency,
+        }
+    return as_recipe(conf, SOURCE)
 
 
 class TrainingStepLoss:

@@ -28,6 +28,8 @@ class Adapted:
     loss_from_training_step: lightning_module.TrainingStepLoss | None = None
     recipe_from_module: bool = False
     module_lr: float | None = None  # the lr configure_optimizers() sets
+    # (model, lr) -> Recipe when the module's configure_optimizers() trains
+    recipe_factory: Callable[[Any, float | None], Any] | None = None
     notes: list[str] = field(default_factory=list)
 
     def run_notes(self) -> list[str]:
@@ -67,7 +69,8 @@ def adapt(
         factories["loss"] = adapted.loss_from_training_step
         adapted.notes.append(f"loss: {kind}.training_step(batch, 0)")
     if use_project_optimizer and "optimizer" not in loaded:
-        recipe = configure_optimizers.normalize(_configured(model))
+        recipe = lightning_module.recipe_of(_configured(model))
+        adapted.recipe_factory = lightning_module.configure_optimizers_recipe
         adapted.recipe_from_module = True
         group = recipe.optimizer.param_groups[0]
         adapted.module_lr = float(group.get("initial_lr", group["lr"]))
