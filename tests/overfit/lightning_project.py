@@ -80,6 +80,23 @@ def datamodule() -> DataModule:
     return DataModule()
 
 
+class PlainClassifier(nn.Module):
+    """The same network without Lightning: its forward returns the loss."""
+
+    def __init__(self, hidden: int = 64):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(FEATURES, hidden), nn.ReLU(), nn.Linear(hidden, CLASSES)
+        )
+
+    def forward(self, inputs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(self.net(inputs), labels)
+
+
+def make_optimizer(params) -> torch.optim.Optimizer:
+    return torch.optim.AdamW(params, lr=3e-3, weight_decay=0.01)
+
+
 # --- bugs -------------------------------------------------------------------------
 
 
@@ -109,6 +126,10 @@ class DetachedLoss(Classifier):
 
 def lr_typed_1000x_too_low() -> Classifier:
     return Classifier(lr=3e-6)  # meant 3e-3
+
+
+def make_optimizer_1000x_too_low(params) -> torch.optim.Optimizer:
+    return torch.optim.AdamW(params, lr=3e-6, weight_decay=0.01)  # meant 3e-3
 
 
 class SGDRecipe(Classifier):
