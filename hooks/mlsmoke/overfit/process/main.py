@@ -97,6 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         result.tier = gate.tier  # also on results the worker could not make
     for result in ordered:
         print(verdict_block(result))
+        if args.verbose:
+            for note in result.notes:
+                print(f"  {note}")
     if args.json:
         _write_json(Path(args.json), ordered)
     return max(result.exit_code for result in ordered)
