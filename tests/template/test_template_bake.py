@@ -17,6 +17,7 @@ from cookiecutter.exceptions import FailedHookException
 from cookiecutter.main import cookiecutter
 
 import mlsmoke
+from mlsmoke import hook_repos
 
 BIN = Path(sys.executable).parent
 GITHUB_EXPRESSION = re.compile(r"\$\{\{[^{}]*\}\}")
@@ -32,9 +33,11 @@ DEFAULT_FILES = {
     "src/spiral_classifier/__init__.py",
     "src/spiral_classifier/data.py",
     "src/spiral_classifier/model.py",
+    "src/spiral_classifier/recipe.py",
     "tests/test_data.py",
     "tests/test_memorize.py",
     "tests/test_model.py",
+    "tests/test_recipe.py",
     "train.py",
 }
 
@@ -83,7 +86,8 @@ def test_non_default_answers_reach_every_file(bake: Bake) -> None:
     assert pyproject["tool"]["black"]["target-version"] == ["py312"]
     assert pyproject["tool"]["mlsmoke"]["overfit"] == {
         "model": f"{package}.model:build_model",
-        "batch": f"{package}.data:example_batch",
+        "batch": f"{package}.data:train_loader",
+        "optimizer": f"{package}.recipe:make_optimizer",
     }
     workflow = yaml.safe_load((project / ".github/workflows/ci.yml").read_text())
     steps = workflow["jobs"]["test"]["steps"]
@@ -191,12 +195,45 @@ def test_a_release_changes_the_rev_from_one_place(
     package = checkout / "hooks" / "mlsmoke"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text('__version__ = "9.8.7"\n')
+    shutil.copy(Path(hook_repos.__file__), package / "hook_repos.py")
     # The extension module is cached by name; make cookiecutter load the copy's.
     monkeypatch.delitem(sys.modules, "mlsmoke_release", raising=False)
     project = bake(checkout / "templates" / "ml-project")
     config = (project / ".pre-commit-config.yaml").read_text()
     assert "rev: v9.8.7" in config
     assert f"v{mlsmoke.__version__}" not in config
+
+
+def test_third_party_revs_and_plugins_are_those_of_hook_repos(bake: Bake) -> None:
+    config = yaml.safe_load((bake() / ".pre-commit-config.yaml").read_text())
+    pinned = {
+        repo["repo"]: (repo["rev"], repo["hooks"][0].get("additional_dependencies"))
+        for repo in config["repos"][:-1]
+    }
+    assert pinned == {
+        entry["repo"]: (entry["rev"], entry.get("additional_dependencies"))
+        for entry in hook_repos.HOOK_REPOS.values()
+    }
+
+
+def test_a_hook_version_bump_is_one_edit_in_hook_repos(
+    bake: Bake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkout = tmp_path / "checkout"
+    shutil.copytree(TEMPLATE, checkout / "templates" / "ml-project")
+    package = checkout / "hooks" / "mlsmoke"
+    shutil.copytree(Path(mlsmoke.__file__).parent, package)
+    source = (package / "hook_repos.py").read_text()
+    bumped = source.replace('"rev": "7.5.0"', '"rev": "7.9.9"').replace(
+        "torchfix==0.7.0", "torchfix==0.9.9"
+    )
+    assert bumped.count("9.9") == 2
+    (package / "hook_repos.py").write_text(bumped)
+    monkeypatch.delitem(sys.modules, "mlsmoke_release", raising=False)
+    config = bake(checkout / "templates" / "ml-project") / ".pre-commit-config.yaml"
+    flake8 = yaml.safe_load(config.read_text())["repos"][2]
+    assert flake8["rev"] == "7.9.9"
+    assert flake8["hooks"][0]["additional_dependencies"] == ["torchfix==0.9.9"]
 
 
 @pytest.mark.parametrize("answers", [{}, NON_DEFAULT], ids=["default", "non-default"])
