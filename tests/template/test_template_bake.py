@@ -25,6 +25,7 @@ GITHUB_EXPRESSION = re.compile(r"\$\{\{[^{}]*\}\}")
 DEFAULT_FILES = {
     ".flake8",
     ".github/workflows/ci.yml",
+    ".github/workflows/nightly-gpu.yml",
     ".gitignore",
     ".pre-commit-config.yaml",
     "README.md",
@@ -139,6 +140,26 @@ def test_github_expressions_survive_in_the_workflow(bake: Bake) -> None:
     assert "--index-url https://download.pytorch.org/whl/cpu" in workflow
     assert "pre-commit run doctest" in workflow
     assert "pre-commit run overfit-batch" in workflow
+
+
+def test_nightly_gpu_workflow_stays_off_until_a_runner_is_registered(
+    bake: Bake,
+) -> None:
+    path = bake(**NON_DEFAULT) / ".github/workflows/nightly-gpu.yml"
+    workflow = yaml.safe_load(path.read_text())
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as a boolean
+    assert triggers["schedule"][0]["cron"]
+    assert "workflow_dispatch" in triggers
+    job = workflow["jobs"]["nightly"]
+    assert job["if"] == "${{ vars.MLSMOKE_GPU_RUNNER == 'true' }}"
+    assert job["runs-on"] == ["self-hosted", "gpu"]
+    commands = [step.get("run", "") for step in job["steps"]]
+    assert any('"torch==2.12.1"' in command for command in commands)
+    assert any(
+        "mlsmoke overfit --tier nightly --device cuda" in command
+        for command in commands
+    )
+    assert any("pytest -m slow" in command for command in commands)
 
 
 def test_precommit_config_wires_every_hook_and_skips_two_on_precommit_ci(
