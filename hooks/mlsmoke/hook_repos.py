@@ -1,17 +1,24 @@
 """The third-party hook repositories a generated project runs, at the revs it pins.
 
-Their one home: the template's ``.pre-commit-config.yaml`` reads them through its Jinja
-extension (``templates/ml-project/mlsmoke_release.py``), and other code imports them
-(``from mlsmoke.hook_repos import HOOK_REPOS``). A version bump is one edit here.
-
-Pure data with no imports: the template's extension loads this file by its path, from a
-checkout or from the copy inside an installed package, without importing mlsmoke.
+Their one home. The template's ``.pre-commit-config.yaml`` names them as
+``{{ hook_repos.<name>.<key> }}``: cookiecutter fills those in through the template's
+Jinja extension (``templates/ml-project/mlsmoke_release.py``, which reads ``HOOK_REPOS``
+from this file without importing mlsmoke), and code that reads the template's config as
+text, such as ``mlsmoke init``, fills them in with :func:`fill`. A version bump is one
+edit here.
 """
 
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
 # name -> repo (its URL), rev (the tag pre-commit checks out) and, where a hook installs
-# plugins, additional_dependencies (pinned PyPI requirements).
+# plugins, additional_dependencies (pinned PyPI requirements). A literal: the template's
+# extension reads it with ast.literal_eval.
 HOOK_REPOS = {
-    "pre-commit-hooks": {
+    "pre_commit_hooks": {
         "repo": "https://github.com/pre-commit/pre-commit-hooks",
         "rev": "v6.0.0",
     },
@@ -31,3 +38,19 @@ HOOK_REPOS = {
         "rev": "v0.11.0.1",
     },
 }
+
+# The only Jinja the template uses for them: a value, or a list as JSON (flow YAML).
+PLACEHOLDER = re.compile(r"\{\{ hook_repos\.(\w+)\.(\w+)( \| tojson)? \}\}")
+
+
+def fill(text: str, repos: dict[str, dict[str, Any]] = HOOK_REPOS) -> str:
+    """``text`` with each ``{{ hook_repos.<name>.<key> }}`` filled in, as by Jinja."""
+
+    def value(match: re.Match[str]) -> str:
+        name, key, as_json = match.groups()
+        if name not in repos or key not in repos[name]:
+            raise KeyError(f"{match.group(0)}: no {name}.{key} in HOOK_REPOS")
+        found = repos[name][key]
+        return json.dumps(found) if as_json else str(found)
+
+    return PLACEHOLDER.sub(value, text)

@@ -237,6 +237,21 @@ def test_third_party_revs_and_plugins_are_those_of_hook_repos(bake: Bake) -> Non
     }
 
 
+def test_hook_repos_fill_renders_the_config_as_cookiecutter_does(bake: Bake) -> None:
+    """What code reading the template's config as text (mlsmoke init) gets."""
+    source = TEMPLATE / "{{cookiecutter.project_slug}}" / ".pre-commit-config.yaml"
+    filled = hook_repos.fill(source.read_text())
+    filled = filled.replace("{{ mlsmoke_repo }}", "https://github.com/mlsmoke/mlsmoke")
+    filled = filled.replace("{{ mlsmoke_rev }}", f"v{mlsmoke.__version__}")
+    assert "{{" not in filled
+    assert filled == (bake() / ".pre-commit-config.yaml").read_text()
+
+
+def test_hook_repos_fill_names_a_placeholder_it_cannot_fill() -> None:
+    with pytest.raises(KeyError, match="no black.tag in HOOK_REPOS"):
+        hook_repos.fill("rev: {{ hook_repos.black.tag }}")
+
+
 def test_a_hook_version_bump_is_one_edit_in_hook_repos(
     bake: Bake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
