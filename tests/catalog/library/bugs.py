@@ -211,7 +211,7 @@ class DetachedTextClassifier(models.TextClassifier):
 class WarmupStuckAtZero(models.TextClassifier):
     def configure_optimizers(self) -> Any:
         optimizer = torch.optim.AdamW(self.parameters(), lr=self.lr)
-        warmup = 100
+        warmup = 1000  # steps, as for the full training run
         # bug: integer division: the factor is 0 until the warmup ends
         schedule = torch.optim.lr_scheduler.LambdaLR(
             optimizer, lambda step: min(1.0, step // warmup)
@@ -252,8 +252,8 @@ def optimizer_over_another_model(params: Any) -> torch.optim.Optimizer:
 
 def warmup_by_integer_division(params: Any) -> torch.optim.Optimizer:
     optimizer = torch.optim.AdamW(params, lr=5e-3)
-    # bug: step // 100 is 0 for the first 100 steps: the lr is 0
-    torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, step // 100))
+    # bug: step // 1000 is 0 for the first 1000 steps: the lr is 0
+    torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, step // 1000))
     return optimizer
 
 
