@@ -48,7 +48,7 @@ def token_lists_without_tensors() -> Any:
 
 def strings_as_input_ids() -> dict[str, Any]:
     # bug: the text column mapped to input_ids unchanged
-    return {"input_ids": text.lm_sentences(), "labels": torch.zeros(8, 9).long()}
+    return {"input_ids": text.lm_sentences(), "labels": text.lm_batch()["labels"]}
 
 
 def misnamed_labels() -> dict[str, Any]:
@@ -117,6 +117,8 @@ def gpt2_classifier_frozen_by_name() -> GPT2ForSequenceClassification:
         n_head=models.HEADS,
         num_labels=text.LABELS,
         pad_token_id=0,
+        bos_token_id=text.VOCAB["[CLS]"],
+        eos_token_id=text.VOCAB["[SEP]"],
         resid_pdrop=0.0,
         embd_pdrop=0.0,
         attn_pdrop=0.0,
