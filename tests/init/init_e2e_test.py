@@ -92,7 +92,9 @@ def test_fixing_one_file_shrinks_the_baseline_by_exactly_that_file(
     assert ran.returncode == 0, ran.stderr
     after = Project.load(adopted_copy.path).read()
     expected = {
-        tool: {path: codes for path, codes in files.items() if path != "scripts/train.sh"}
+        tool: {
+            path: codes for path, codes in files.items() if path != "scripts/train.sh"
+        }
         for tool, files in before.items()
     }
     assert after == {tool: files for tool, files in expected.items() if files}
@@ -114,5 +116,7 @@ def test_a_new_file_with_a_violation_is_still_blocked(
     assert ran.returncode == 1, ran.stdout
     assert "fresh.py:1:1: F401" in ran.stdout
     assert "deploy.sh" in ran.stdout and "SC2086" in ran.stdout
-    failed = {line.split("...")[0] for line in ran.stdout.splitlines() if "Failed" in line}
+    failed = {
+        line.split("...")[0] for line in ran.stdout.splitlines() if "Failed" in line
+    }
     assert {"flake8", "shellcheck", "bash strict mode"} <= {f.strip() for f in failed}

@@ -54,7 +54,7 @@ build-backend = "setuptools.build_meta"
 addopts = "-ra"
 """
 
-MODEL = '''\
+MODEL = """\
 import os
 import torch
 from torch import nn
@@ -71,9 +71,9 @@ class Net(nn.Module):
 
 def build_model() -> nn.Module:
     return Net()
-'''
+"""
 
-LIGHTNING = '''\
+LIGHTNING = """\
 import lightning as L
 from torch import nn
 
@@ -90,9 +90,9 @@ class Classifier(L.LightningModule):
 
 def build_classifier():
     return Classifier()
-'''
+"""
 
-DATA = '''\
+DATA = """\
 import torch
 
 
@@ -100,7 +100,7 @@ def example_batch():
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(32, 4, generator=generator)
     return x, (x[:, 0] > 0).long() + (x[:, 1] > 0).long()
-'''
+"""
 
 UTILS = '''\
 def add( a,b ):

@@ -146,4 +146,3 @@ def _from_glob(tool: str, glob: str) -> str:
     if tool == STRICT_MODE:
         return glob.removeprefix("/")
     return re.sub(r"\[([*?[])\]", r"\1", glob)
-

@@ -119,7 +119,8 @@ def _consider(module, node, models, data, found: Candidates) -> None:
     spec = f"{module}:{getattr(node, 'name', '')}"
     if isinstance(node, ast.ClassDef):
         if node.name in models and any(
-            isinstance(i, ast.FunctionDef) and i.name == "training_step" for i in node.body
+            isinstance(i, ast.FunctionDef) and i.name == "training_step"
+            for i in node.body
         ):
             found.models.append(Candidate(spec, "class with training_step"))
         elif node.name in data:

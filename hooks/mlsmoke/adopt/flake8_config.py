@@ -119,12 +119,16 @@ def write_baseline(
     if compatible:
         present = settings(text, "config")
         for key, value in BLACK_COMPATIBLE.items():
-            if key not in present and not (key == "extend-ignore" and "ignore" in present):
+            if key not in present and not (
+                key == "extend-ignore" and "ignore" in present
+            ):
                 lines.insert(start + 1, f"{key} = {value}")
                 end += 1
     first, last = _key_lines(lines, start, end, PER_FILE)
     block = [f"    {line}" for line in marks.comment("flake8 codes each file violated")]
-    block += [f"    {path}:{','.join(codes)}" for path, codes in sorted(baseline.items())]
+    block += [
+        f"    {path}:{','.join(codes)}" for path, codes in sorted(baseline.items())
+    ]
     if first < 0:
         if baseline:
             while end > start + 1 and not lines[end - 1].strip():

@@ -19,7 +19,6 @@ from mlsmoke.adopt import yamltree as tree
 from mlsmoke.errors import ConfigError
 
 
-
 def exclude_lines(paths: Sequence[str], column: int) -> list[str]:
     pad = " " * column
     comment = [pad + line for line in marks.comment("files that failed this hook")]

@@ -6,7 +6,6 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from mlsmoke.adopt import own_hooks, tools
 from mlsmoke.adopt import yamltree as tree
@@ -142,5 +141,7 @@ def shrink(old: Debt, now: Debt) -> Debt:
             for path, codes in failures.items()
             if path in still
         }
-        shrunk[tool] = {path: codes for path, codes in kept.items() if codes or not failures[path]}
+        shrunk[tool] = {
+            path: codes for path, codes in kept.items() if codes or not failures[path]
+        }
     return shrunk

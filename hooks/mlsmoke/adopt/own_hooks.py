@@ -13,7 +13,9 @@ from mlsmoke.adopt.tools import Failures
 from mlsmoke.errors import EnvironmentProblem
 
 
-def strict_mode(root: Path, files: Sequence[str], own_exclude: Sequence[str]) -> Failures:
+def strict_mode(
+    root: Path, files: Sequence[str], own_exclude: Sequence[str]
+) -> Failures:
     from mlsmoke.strict_mode.files import BadPath, Skipped, open_script
     from mlsmoke.strict_mode.main import decide
     from mlsmoke.strict_mode.settings import is_excluded, load_settings
@@ -58,7 +60,10 @@ def doctest(
     examples = files_with_examples([os.fspath(root / p) for p in files], root, settings)
     if not examples:
         return {}, ""
-    shown = {os.fspath(file.path): file.path.relative_to(root).as_posix() for file in examples}
+    shown = {
+        os.fspath(file.path): file.path.relative_to(root).as_posix()
+        for file in examples
+    }
     try:
         results = run_where_dependencies_import(examples, root, settings)
     except EnvironmentProblem as problem:

@@ -139,7 +139,9 @@ def add_gate_comment(text: str, name: str, comment: Sequence[str]) -> str:
     indent = _item_indent(anchor, lines)
     block = [" " * indent.dash + line for line in comment]
     parent = next(
-        tree.get(repo, "hooks") for repo in tree.repos(root) if anchor in tree.hooks_of(repo)
+        tree.get(repo, "hooks")
+        for repo in tree.repos(root)
+        if anchor in tree.hooks_of(repo)
     )
     return _insert(text, tree.last_line(parent, lines), block)
 
@@ -180,5 +182,8 @@ def ensure_ci_skip(text: str, name: str, skip: Sequence[str]) -> str:
         )
         return "\n".join(lines) + "\n"
     indent = _item_indent(value.value[0], lines)
-    block = [" " * indent.dash + "-" + " " * (indent.key - indent.dash - 1) + hook for hook in missing]
+    block = [
+        " " * indent.dash + "-" + " " * (indent.key - indent.dash - 1) + hook
+        for hook in missing
+    ]
     return _insert(text, tree.last_line(value, lines), block)

@@ -97,9 +97,10 @@ def set_key(text: str, name: str, table: str, key: str, block: Sequence[str]) ->
     elif block:
         span = _table_span(lines, table)
         if span is None:
-            if lookup(parse(text, name), f"{table}.{key}") is not None or lookup(
-                parse(text, name), table
-            ) is not None:
+            if (
+                lookup(parse(text, name), f"{table}.{key}") is not None
+                or lookup(parse(text, name), table) is not None
+            ):
                 raise ConfigError(
                     f"{name}: {table} is written inline or as dotted keys; "
                     f"mlsmoke init edits only a [{table}] table: move it there"
@@ -120,7 +121,9 @@ def string_line(key: str, value: str) -> str:
     return f"{key} = {json.dumps(value)}"
 
 
-def array_block(key: str, own: Sequence[str], baseline: Sequence[str], what: str) -> list[str]:
+def array_block(
+    key: str, own: Sequence[str], baseline: Sequence[str], what: str
+) -> list[str]:
     """``key = [...]``: the user's entries, then the marked baseline."""
     if not own and not baseline:
         return []

@@ -116,7 +116,9 @@ _SHELLCHECK = re.compile(r"^(.+?):\d+:\d+: \w+: .*\[(SC\d+)\]$")
 
 
 def shellcheck(root: Path, files: Sequence[str]) -> Failures:
-    program = shutil.which("shellcheck") or str(Path(sys.executable).with_name("shellcheck"))
+    program = shutil.which("shellcheck") or str(
+        Path(sys.executable).with_name("shellcheck")
+    )
     if not Path(program).exists():
         raise EnvironmentProblem(
             f"mlsmoke init measures today's shellcheck findings with shellcheck, "

@@ -11,8 +11,8 @@ from mlsmoke.adopt.candidates import Candidates
 from mlsmoke.adopt.standard import CI_SKIP, GATE_HOOK, Repo
 
 HEADER = [
-    "# pre-commit runs these hooks at every commit once installed: `pre-commit install`.",
-    "# By hand: `pre-commit run --all-files`. Written by `mlsmoke init`.",
+    "# Runs at every commit once installed: `pre-commit install`.",
+    "# By hand: `pre-commit run --all-files`. Wired by `mlsmoke init`.",
 ]
 
 

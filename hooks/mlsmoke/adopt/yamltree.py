@@ -25,7 +25,7 @@ def _yaml() -> Any:
 
 
 def compose(text: str, name: str) -> Any:
-    """The root node of ``text``; a YAML error names its line, and nothing is written."""
+    """The root node of ``text``; a YAML error names its line."""
     yaml = _yaml()
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -102,7 +102,9 @@ def repos(root: Any) -> Iterator[Any]:
 
 def hooks_of(repo: Any) -> list[Any]:
     node = get(repo, "hooks")
-    return [hook for hook in node.value if is_mapping(hook)] if is_sequence(node) else []
+    return (
+        [hook for hook in node.value if is_mapping(hook)] if is_sequence(node) else []
+    )
 
 
 def find_hook(root: Any, hook_id: str) -> Any:
