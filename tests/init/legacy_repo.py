@@ -65,8 +65,11 @@ class Net(nn.Module):
         super().__init__()
         self.layers = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
 
-    def forward(self, x):
-        return self.layers(x)
+    def forward(self, x, targets=None):
+        logits = self.layers(x)
+        if targets is None:
+            return logits
+        return nn.functional.cross_entropy(logits, targets)
 
 
 def build_model() -> nn.Module:
