@@ -37,9 +37,7 @@ def test_candidates_are_found_without_importing_the_project(tmp_path):
         "raise SystemExit('imported!')\n"
         "def make_loader():\n    return DataLoader([])\n"
     )
-    paths = [
-        path.relative_to(repo).as_posix() for path in repo.rglob("*.py")
-    ]
+    paths = [path.relative_to(repo).as_posix() for path in repo.rglob("*.py")]
     found = find(repo, paths)
     models = {candidate.spec: candidate.why for candidate in found.models}
     batches = {candidate.spec: candidate.why for candidate in found.batches}
