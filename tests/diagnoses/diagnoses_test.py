@@ -30,7 +30,7 @@ class ScriptedRun(GateRun):
             factories.get("model", models.MLPClassifier),
             factories.get("batch", models.classification_batch),
             factories.get("loss", models.cross_entropy),
-            lambda params, lr: torch.optim.Adam(params, lr=lr or 1e-2),
+            lambda model, lr: torch.optim.Adam(model.parameters(), lr=lr or 1e-2),
             trainer=None,  # probe() below replaces training
         )
         self.probe_result = probe_result or (lambda **overrides: Evidence())
@@ -38,6 +38,8 @@ class ScriptedRun(GateRun):
 
     def probe(self, **overrides: Any) -> Evidence:
         self.probe_calls.append(overrides)
+        if "lr_scale" in overrides:  # the lr the scaled recipe would start at
+            overrides = {"lr": self.evidence.lr * overrides["lr_scale"], **overrides}
         return self.probe_result(**overrides)
 
 
@@ -235,10 +237,7 @@ def test_probes_are_bounded_and_shared_between_diagnoses():
     found = diagnoses.diagnose(run)
     assert found.code == "not-learning"
     # lr-too-low and not-learning both read the same two higher-lr probes
-    assert [call["lr"] for call in run.probe_calls] == [
-        pytest.approx(0.1),
-        pytest.approx(1.0),
-    ]
+    assert [call["lr_scale"] for call in run.probe_calls] == [10.0, 100.0]
     assert "at lr 0.1: loss" in "\n".join(found.evidence)
 
 

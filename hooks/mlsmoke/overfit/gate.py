@@ -137,7 +137,8 @@ def _load_factories(settings: GateSettings) -> dict[str, Callable[..., Any]]:
 
 def _optimizer_factory(settings: GateSettings, project: Callable | None) -> Callable:
     name = settings.optimizer if settings.optimizer in OPTIMIZERS else "adam"
-    return optimizer_factory(name, project, DEFAULT_LR[name])
+    source = settings.optimizer if ":" in settings.optimizer else None
+    return optimizer_factory(name, project, DEFAULT_LR[name], source)
 
 
 def _train(

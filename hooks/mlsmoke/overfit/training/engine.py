@@ -30,6 +30,7 @@ from mlsmoke.overfit.training.device import (
     tensors_in,
 )
 from mlsmoke.overfit.training.evidence import OUT_OF_MEMORY, Evidence, ProjectProblem
+from mlsmoke.overfit.training.recipe import Recipe, as_recipe
 from mlsmoke.overfit.training.objective import (
     call_model,
     check_loss,
@@ -48,8 +49,9 @@ class _Run:
     model_factory: Callable[[], Any]
     batch_factory: Callable[[], Any]
     loss_fn: Callable[[Any, Any], Any] | None
-    optimizer_factory: Callable[[list, float | None], Any]
+    optimizer_factory: Callable[[Any, float | None], Any]
     lr: float | None
+    lr_scale: float
     target_loss: float | None
     target_ratio: float | None
     timeout: float
@@ -77,9 +79,10 @@ def train(
     model_factory: Callable[[], Any],
     batch_factory: Callable[[], Any],
     loss_fn: Callable[[Any, Any], Any] | None,
-    optimizer_factory: Callable[[list, float | None], Any],
+    optimizer_factory: Callable[[Any, float | None], Any],
     *,
     lr: float | None,
+    lr_scale: float = 1.0,
     max_steps: int,
     target_loss: float | None,
     target_ratio: float | None,
@@ -90,12 +93,16 @@ def train(
     on_step: StepCallback | None = None,
 ) -> Evidence:
     """Train a fresh model on one batch; stop at the target, at ``max_steps`` updates,
-    at ``timeout`` seconds, at a non-finite loss, or at the first error."""
+    at ``timeout`` seconds, at a non-finite loss, or at the first error.
+
+    ``optimizer_factory(model, lr)`` gives the recipe (see ``recipe.py``); ``lr``
+    None keeps the recipe's own rate, and ``lr_scale`` multiplies every rate of it,
+    the scheduler's included (the lr probes)."""
     evidence = Evidence(
         device=device, dtype=dtype or "float32", lr=lr or 0.0, max_steps=max_steps
     )
     run = _Run(evidence, model_factory, batch_factory, loss_fn, optimizer_factory,
-               lr, target_loss, target_ratio, timeout, on_step)  # fmt: skip
+               lr, lr_scale, target_loss, target_ratio, timeout, on_step)  # fmt: skip
     with deterministic(seed):
         try:
             _train(run)
@@ -116,9 +123,8 @@ def _train(run: _Run) -> None:
     evidence = run.evidence
     model = _build_model(run)
     _build_batch(run)
-    run.phase = "optimizer"
-    optimizer = run.optimizer_factory(list(model.parameters()), run.lr)
-    evidence.lr = float(optimizer.param_groups[0]["lr"])
+    recipe = _build_recipe(run)
+    optimizer = recipe.optimizer
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
     model.train()
 
@@ -147,7 +153,23 @@ def _train(run: _Run) -> None:
         loss.backward()
         _observe_gradients(run, step, parameters)
         run.phase = "step"
+        evidence.lrs.append(recipe.lr)
         optimizer.step()
+        recipe.step_scheduler(step, value)
+
+
+def _build_recipe(run: _Run) -> Recipe:
+    """The optimizer and scheduler, scaled for a probe; the evidence records where
+    they came from and the lr they start at."""
+    run.phase = "optimizer"
+    recipe = as_recipe(run.optimizer_factory(run.model, run.lr), "the optimizer")
+    recipe.scale_lr(run.lr_scale)
+    evidence = run.evidence
+    evidence.lr, evidence.lr_scale = recipe.lr, run.lr_scale
+    evidence.optimizer = type(recipe.optimizer).__name__
+    evidence.optimizer_source, evidence.scheduler = recipe.source, recipe.scheduler_name
+    evidence.unscheduled_lr = recipe.optimizer.param_groups[0].get("initial_lr")
+    return recipe
 
 
 def _traced_forward(run: _Run) -> torch.Tensor:

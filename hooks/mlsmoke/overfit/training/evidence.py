@@ -39,7 +39,7 @@ class Evidence:
 
     device: str = "cpu"
     dtype: str = "float32"
-    lr: float = 0.0
+    lr: float = 0.0  # the first param group's lr at step 0, after any lr_scale
     max_steps: int = 0
     target: float | None = None  # absolute loss to reach (target-loss / target-ratio)
     losses: list[float] = field(default_factory=list)  # before each step's update
@@ -64,6 +64,13 @@ class Evidence:
     memory: dict[str, int] = field(default_factory=dict)  # bytes, on out-of-memory
     batch_size: int | None = None  # first dimension of the batch's first tensor
     rerun_of: Evidence | None = None  # the CUDA run this CPU re-run replaces
+    # The recipe (training/recipe.py): what trained, at which lr, step by step.
+    optimizer: str = ""  # the optimizer's class name
+    optimizer_source: str = ""  # "built-in Adam", "mypkg.train:make_optimizer", ...
+    scheduler: str | None = None  # the scheduler's class name
+    lr_scale: float = 1.0  # a probe's factor on every lr of the recipe
+    lrs: list[float] = field(default_factory=list)  # lr used at each update
+    unscheduled_lr: float | None = None  # param group's initial_lr, with a scheduler
 
     @property
     def steps(self) -> int:

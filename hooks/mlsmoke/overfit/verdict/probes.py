@@ -42,10 +42,13 @@ def probe_timeout(run: GateRun) -> float:
     return min(run.settings.timeout, max(2 * run.evidence.seconds, MIN_PROBE_SECONDS))
 
 
-def at_lr(run: GateRun, lr: float) -> Evidence:
-    """The same run at another learning rate (same steps, same target)."""
+def at_scale(run: GateRun, factor: float) -> Evidence:
+    """The same run with every learning rate of its recipe times ``factor`` (same
+    steps, same target)."""
     return remember(
-        run, ("lr", lr), lambda: run.probe(lr=lr, timeout=probe_timeout(run))
+        run,
+        ("lr", factor),
+        lambda: run.probe(lr_scale=factor, timeout=probe_timeout(run)),
     )
 
 
@@ -56,7 +59,7 @@ def lr_sweep(run: GateRun, factors: tuple[float, ...]) -> list[Evidence]:
     if not may_probe(run):
         return probes
     for factor in factors:
-        probe = at_lr(run, run.evidence.lr * factor)
+        probe = at_scale(run, factor)
         probes.append(probe)
         if probe.memorized:
             break
