@@ -70,3 +70,19 @@ def test_debt_without_baselines_says_none(tmp_path):
     ran = mlsmoke(legacy(tmp_path), "debt")
     assert ran.returncode == 0
     assert ran.stdout.startswith("Baselines: none")
+
+
+def test_a_flake8_plugin_missing_here_is_named_with_its_install_command(tmp_path):
+    repo = legacy(tmp_path)
+    config = repo / ".pre-commit-config.yaml"
+    config.write_text(
+        config.read_text()
+        + "-   repo: https://github.com/PyCQA/flake8\n    rev: 7.5.0\n    hooks:\n"
+        + "    -   id: flake8\n"
+        + "        additional_dependencies: [flake8-not-installed-here==1.0]\n"
+    )
+    commit_all(repo, "plugin")
+    ran = mlsmoke(repo, "init")
+    assert ran.returncode == 2
+    assert "pip install 'flake8-not-installed-here==1.0'" in ran.stderr
+    assert git(repo, "status", "--porcelain") == ""

@@ -109,6 +109,7 @@ def _check(tool: str) -> Check:
 
 def _flake8(project: Project, files: Sequence[str], notes: list) -> dict:
     """flake8 under the config as it will be written, minus the baseline."""
+    tools.require_distributions(_additional_dependencies(project, FLAKE8), FLAKE8)
     descriptor, config = tempfile.mkstemp(prefix="mlsmoke-flake8-", suffix=".cfg")
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
@@ -120,6 +121,13 @@ def _flake8(project: Project, files: Sequence[str], notes: list) -> dict:
         return tools.flake8(project.root, files, overrides)
     finally:
         os.unlink(config)
+
+
+def _additional_dependencies(project: Project, hook_id: str) -> list[str]:
+    """The hook's plugins (TorchFix for flake8), which find violations too."""
+    root = tree.compose(project.config.text, project.name(project.config))
+    listed = tree.get(tree.find_hook(root, hook_id), "additional_dependencies")
+    return [tree.scalar(item) or "" for item in getattr(listed, "value", [])]
 
 
 def _doctest(project: Project, files: Sequence[str], notes: list) -> dict:

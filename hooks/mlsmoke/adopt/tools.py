@@ -8,6 +8,7 @@ template's versions); fixers run on copies, so the project is never touched.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import re
 import shutil
@@ -29,6 +30,23 @@ def require_module(module: str, tool: str) -> None:
         raise EnvironmentProblem(
             f"mlsmoke init measures today's {tool} violations with {tool} itself, "
             f"which is not installed here: {_INSTALL}"
+        )
+
+
+def require_distributions(requirements: Sequence[str], tool: str) -> None:
+    """The hook's additional_dependencies must be here, or their codes go unseen."""
+    missing = []
+    for requirement in requirements:
+        name = re.split(r"[=<>!~\[ ;@]", requirement.strip(), maxsplit=1)[0]
+        try:
+            importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(requirement)
+    if missing:
+        wanted = " ".join(f"'{requirement}'" for requirement in missing)
+        raise EnvironmentProblem(
+            f"the {tool} hook installs {', '.join(missing)}, which mlsmoke init needs "
+            f"to measure today's violations: pip install {wanted}"
         )
 
 
