@@ -39,6 +39,8 @@ from mlsmoke.overfit.training.objective import (
 )
 
 StepCallback = Callable[[int, float], None]
+# Steps a loss that reached its target below zero trains on, to show a bound.
+BOUND_CHECK_STEPS = 20
 
 
 @dataclass
@@ -140,8 +142,7 @@ def _train(run: _Run) -> None:
             return
         if evidence.target is None:
             evidence.target = resolve_target(value, run.target_loss, run.target_ratio)
-        if value <= evidence.target:
-            evidence.reached = True
+        if _done_at_target(run, step, value):
             return
         if step == evidence.max_steps:
             return
@@ -171,6 +172,23 @@ def _build_recipe(run: _Run) -> Recipe:
     evidence.optimizer_source, evidence.scheduler = recipe.source, recipe.scheduler_name
     evidence.unscheduled_lr = recipe.optimizer.param_groups[0].get("initial_lr")
     return recipe
+
+
+def _done_at_target(run: _Run, step: int, value: float) -> bool:
+    """Whether the run ends at its target. A loss that reaches it below zero, with no
+    target set below zero, trains BOUND_CHECK_STEPS more: most losses are bounded
+    below by 0, and only the curve after tells a level from a fall without bound."""
+    evidence = run.evidence
+    if evidence.bound_check_from is not None:
+        return step >= evidence.bound_check_from + BOUND_CHECK_STEPS
+    if value > evidence.target:
+        return False
+    evidence.reached = True
+    negative_allowed = run.target_loss is not None and run.target_loss < 0
+    if value >= 0 or negative_allowed:
+        return True
+    evidence.bound_check_from = step
+    return False
 
 
 def _traced_forward(run: _Run) -> torch.Tensor:

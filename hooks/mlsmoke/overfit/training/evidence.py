@@ -92,6 +92,9 @@ class Evidence:
     lr_scale: float = 1.0  # a probe's factor on every lr of the recipe
     lrs: list[float] = field(default_factory=list)  # lr used at each update
     unscheduled_lr: float | None = None  # param group's initial_lr, with a scheduler
+    # The step a loss reached its target below zero; the run trained on from there
+    # to show whether the loss is bounded (engine.BOUND_CHECK_STEPS).
+    bound_check_from: int | None = None
 
     @property
     def steps(self) -> int:
