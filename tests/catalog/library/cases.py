@@ -264,6 +264,7 @@ BUGS = [
         "wrong-objective",
         loss=bugs.nll_on_probabilities,
         options={"target_ratio": 0.05},
+        warnings=frozenset({"init-loss"}),  # nll_loss on probabilities, named
         bug="nll_loss on probabilities: negative initial loss, explicit target-ratio",
     ),
     Case(
@@ -273,6 +274,7 @@ BUGS = [
         text.lm_batch,
         "wrong-objective",
         loss=bugs.negated_loss,
+        warnings=frozenset({"init-loss"}),  # a cross-entropy, negated
         bug="loss = -outputs.loss",
     ),
     Case(
@@ -344,7 +346,7 @@ BUGS = [
         BERT,
         models.bert_classifier,
         text.classification_batch,
-        "no-gradient",
+        "optimizer-mismatch",
         optimizer=bugs.optimizer_over_another_model,
         bug="the optimizer built over another model's parameters",
     ),
@@ -353,7 +355,7 @@ BUGS = [
         BERT,
         bugs.FrozenBertWithListedHead,
         text.classification_batch,
-        "no-gradient",
+        "unregistered-parameters",
         warnings=frozenset({"unregistered-parameters"}),
         bug="frozen backbone, new head kept in a plain list",
     ),
