@@ -414,6 +414,17 @@ BUGS = [
         bug="Adam at lr 1e-7",
     ),
     Case(
+        "gru-project-adamw-three-decades-low",
+        GRU,
+        models.GRUClassifier,
+        models.sequence_batch,
+        "lr-too-low",
+        says="optimizer AdamW with CosineAnnealingLR",
+        loss=models.cross_entropy,
+        optimizer=curve_bugs.adamw_typed_three_decades_low,
+        bug="the project's AdamW at 3e-6 (meant 3e-3), cosine schedule",
+    ),
+    Case(
         "mlp-sgd-oscillates",
         MLP,
         curve_bugs.narrow_mlp,
