@@ -149,4 +149,6 @@ def _falls_without_bound(run: GateRun) -> Diagnosis | None:
             "a loss to minimize is bounded below, usually by 0",
         ],
         SUGGESTIONS + [NEGATIVE_ALLOWED + " instead of target-ratio"],
+        losses=list(losses),  # the headline draws this run, not the 0-step main one
+        steps=probe.steps,
     )
