@@ -387,7 +387,6 @@ BUGS = [
         "wrong-objective",
         says="falls below zero without bound",
         loss=curve_bugs.nll_of_logits,
-        warnings=frozenset({"init-loss"}),
         bug="nll_loss on raw logits (log_softmax forgotten): 0.06 at init",
     ),
     Case(
@@ -399,7 +398,6 @@ BUGS = [
         says="negative at init",
         loss=curve_bugs.nll_of_logits,
         options={"target-ratio": 0.05},
-        warnings=frozenset({"init-loss"}),
         bug="nll_loss on raw logits, negative at init, explicit target-ratio",
     ),
     Case(

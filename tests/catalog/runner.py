@@ -41,7 +41,7 @@ class Outcome:
 def run_case(case: Case, tier: str = "commit") -> Outcome:
     """The case on the CPU at ``tier``, with the Python API's settings."""
     options = {
-        "optimizer": "adam",
+        "optimizer": None,  # unset: a LightningModule trains its own recipe
         "lr": None,
         "max-steps": None,
         "target-loss": None,

@@ -41,6 +41,8 @@ from mlsmoke.overfit.training.objective import (
 StepCallback = Callable[[int, float], None]
 # Steps a loss that reached its target below zero trains on, to show a bound.
 BOUND_CHECK_STEPS = 20
+# Updates after which a loss that never changed stops the run.
+STALL_STEPS = 20
 
 
 @dataclass
@@ -144,7 +146,7 @@ def _train(run: _Run) -> None:
             evidence.target = resolve_target(value, run.target_loss, run.target_ratio)
         if _done_at_target(run, step, value):
             return
-        if step == evidence.max_steps:
+        if step == evidence.max_steps or _frozen_in_place(evidence):
             return
         if run.out_of_time():
             evidence.timed_out = True
@@ -172,6 +174,14 @@ def _build_recipe(run: _Run) -> Recipe:
     evidence.optimizer_source, evidence.scheduler = recipe.source, recipe.scheduler_name
     evidence.unscheduled_lr = recipe.optimizer.param_groups[0].get("initial_lr")
     return recipe
+
+
+def _frozen_in_place(evidence: Evidence) -> bool:
+    """The loss has not changed by a single bit in STALL_STEPS updates: on one fixed
+    batch nothing trains (an lr of 0, a warmup that never starts), and more steps
+    would only cost time."""
+    recent = evidence.losses[-STALL_STEPS - 1 :]
+    return len(recent) > STALL_STEPS and len(set(recent)) == 1
 
 
 def _done_at_target(run: _Run, step: int, value: float) -> bool:
