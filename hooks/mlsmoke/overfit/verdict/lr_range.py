@@ -3,8 +3,8 @@ with every lr scaled by powers of ten (``lr_scale``: a project scheduler's rates
 in both directions, stopping at the first rate that memorizes.
 
 The likely direction runs first: down for a curve that oscillates or spikes, and only
-down for one that rises or explodes; up, then down, for one that is slow, flat or
-levels off. Upward, the first decade tried is the one the run's own pace points at (a
+down for one that rises, explodes or has converged to a floor; up, then down, for one
+that is slow or flat. Upward, the first decade tried is the one the run's own pace points at (a
 curve that needs 1000 times its steps wants an lr about 1000 times larger), so a rate
 typed three decades off is found in a probe or two; the decades below it follow if that
 one is unstable. A stretch of decades ends at a rate that memorizes, at an unstable one
@@ -96,10 +96,11 @@ def _probe_direction(
 
 
 def _directions(evidence: Evidence) -> tuple[int, int | None]:
-    """The likely direction first; a curve that rises or explodes only down (a
-    larger step climbs or explodes faster)."""
+    """The likely direction first. A curve that rises or explodes goes only down (a
+    larger step climbs or explodes faster); so does one that converged to a floor (a
+    larger step only gets there sooner; a smaller one may settle lower)."""
     shape = curve.classify_curve(evidence.losses, evidence.target).shape
-    if shape in (curve.RISING, curve.EXPLODING):
+    if shape in (curve.RISING, curve.EXPLODING, curve.FLOOR):
         return DOWN, None
     if shape in UNSTABLE or curve.early_spike(evidence.losses) is not None:
         return DOWN, UP
