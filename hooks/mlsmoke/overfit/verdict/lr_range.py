@@ -4,14 +4,14 @@ in both directions, stopping at the first rate that memorizes.
 
 The likely direction runs first: down for a curve that oscillates or spikes, and only
 down for one that rises, explodes or has converged to a floor; up, then down, for one
-that is slow or flat. Upward, the first decade tried is the one the run's own pace points at (a
-curve that needs 1000 times its steps wants an lr about 1000 times larger), so a rate
-typed three decades off is found in a probe or two; the decades below it follow if that
-one is unstable. A stretch of decades ends at a rate that memorizes, at an unstable one
-(going up), at one no better than the last or one that barely moves (going down), or
-after MAX_DECADES. All probes together take at most PROBE_BUDGET times the run's own
-steps (at least MIN_BUDGET_STEPS), each a PROBES_PER_BUDGET-th of it, and the likely
-direction leaves one share for the other.
+that is slow or flat. Upward, the first decade tried is the one the run's own pace
+points at (a curve that needs 1000 times its steps wants an lr about 1000 times
+larger), so a rate typed three decades off is found in a probe or two; the decades
+below it follow if that one is unstable. A stretch of decades ends at a rate that
+memorizes, at an unstable one (going up), at one no better than the last or one that
+barely moves (going down), or after MAX_DECADES. All probes together take at most
+PROBE_BUDGET times the run's own steps (at least MIN_BUDGET_STEPS), each a
+PROBES_PER_BUDGET-th of it, and the likely direction leaves one share for the other.
 """
 
 from __future__ import annotations

@@ -154,6 +154,8 @@ def _falls_without_bound(run: GateRun) -> Diagnosis:
             " a flipped sign or a maximized quantity",
             [moved, bounded],
             suggestions,
+            losses=list(losses),  # the headline draws this run, not the 0-step main one
+            steps=probe.steps,
         )
     return Diagnosis(
         CODE,
@@ -166,4 +168,6 @@ def _falls_without_bound(run: GateRun) -> Diagnosis:
             " by -1 (use log_softmax, or cross_entropy on logits)",
             *suggestions,
         ],
+        losses=list(losses),
+        steps=probe.steps,
     )
