@@ -47,10 +47,21 @@ def make_project(root: Path, extra: str = "", watch: str | None = None) -> Path:
     return root
 
 
-def start(root: Path, *args: str) -> tuple[subprocess.Popen, str]:
-    """``mlsmoke ARGS`` started in ``root``; returns it and its marker."""
+@dataclass
+class Started:
+    process: subprocess.Popen
+    marker: str
+    scratch: Path  # its TMPDIR
+
+
+def start(root: Path, *args: str) -> Started:
+    """``mlsmoke ARGS`` started in ``root`` with a TMPDIR of its own and a marker in
+    its environment."""
     marker = uuid.uuid4().hex
+    scratch = root.parent / f"tmp-{marker}"
+    scratch.mkdir()
     env = {**os.environ, MARKER: marker, "MLSMOKE_PYTHON": sys.executable}
+    env["TMPDIR"] = str(scratch)
     process = subprocess.Popen(
         [sys.executable, "-m", "mlsmoke", *args],
         cwd=root,
@@ -59,19 +70,22 @@ def start(root: Path, *args: str) -> tuple[subprocess.Popen, str]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    return process, marker
+    return Started(process, marker, scratch)
 
 
-def finish(process: subprocess.Popen, marker: str, timeout: float = 300) -> Outcome:
-    out, err = process.communicate(timeout=timeout)
-    outcome = Outcome(process.returncode, out, err)
+def finish(started: Started, timeout: float = 300) -> Outcome:
+    """Its outcome, once checked for tracebacks, stray processes and temporary files."""
+    out, err = started.process.communicate(timeout=timeout)
+    outcome = Outcome(started.process.returncode, out, err)
     assert_no_traceback(outcome)
-    assert processes_with(marker) == [], "a process outlived mlsmoke"
+    assert processes_with(started.marker) == [], "a process outlived mlsmoke"
+    assert list(started.scratch.iterdir()) == [], "a temporary file was left behind"
+    started.scratch.rmdir()
     return outcome
 
 
 def run(root: Path, *args: str) -> Outcome:
-    return finish(*start(root, *args))
+    return finish(start(root, *args))
 
 
 def assert_no_traceback(outcome: Outcome) -> None:

@@ -95,7 +95,7 @@ def test_a_file_edited_while_the_gate_runs_is_not_trusted_afterwards(tmp_path):
 def test_two_gates_at_once_share_one_valid_cache(tmp_path):
     root = make_project(tmp_path / "project")
     started = [start(root, "overfit") for _ in range(2)]
-    outcomes = [finish(*pair) for pair in started]
+    outcomes = [finish(each) for each in started]
     assert [o.code for o in outcomes] == [0, 0]
     assert all(PASSED in o.out for o in outcomes)
     assert len(cache_entries(root)) == 1 and leftovers(root) == []
