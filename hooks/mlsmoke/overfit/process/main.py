@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -65,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.device is not None:
         device_name(args.device, "--device")
+    if args.json:
+        _check_writable(Path(args.json))
     root = find_project_root()
     gates = select_gates(load_gates(root, args.tier), args.gate)
     cache = PassCache(root)
@@ -94,6 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         result.tier = gate.tier  # also on results the worker could not make
     for result in ordered:
         print(verdict_block(result))
+        if args.verbose:
+            for note in result.notes:
+                print(f"  {note}")
     if args.json:
         _write_json(Path(args.json), ordered)
     return max(result.exit_code for result in ordered)
@@ -156,6 +162,23 @@ def _write_json(path: Path, results: list[Result]) -> None:
         path.write_text(json.dumps(data, indent=2) + "\n")
     except OSError as error:
         raise UsageError(f"--json {path}: cannot write: {error.strerror}") from None
+
+
+def _check_writable(path: Path) -> None:
+    """Fail before any gate runs when the --json file cannot be written: open it as
+    the write will (so that a read-only file system and root both tell the truth),
+    and remove it again if it was not there."""
+    if path.is_dir():
+        raise UsageError(f"--json {path}: is a directory, not a file")
+    if not path.parent.is_dir():
+        raise UsageError(f"--json {path}: no such directory: {path.parent}")
+    existed = path.exists()
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644))
+    except OSError as error:
+        raise UsageError(f"--json {path}: cannot write: {error.strerror}") from None
+    if not existed:
+        path.unlink(missing_ok=True)
 
 
 def _finite(value: object) -> object:

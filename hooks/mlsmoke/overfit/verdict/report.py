@@ -109,11 +109,15 @@ def _curve(
 
 def headline(result: Result) -> str:
     """``overfit GATE: VERDICT code``, with the tier when it is not the commit tier (a
-    pass at one tier says nothing of another) and whether it came from the cache."""
+    pass at one tier says nothing of another), whether it came from the cache, and the
+    optimizer and lr that trained."""
     status = result.verdict.upper()
     tier = "" if result.tier in ("", DEFAULT_TIER) else f" at tier {result.tier}"
     cached = " (cached)" if result.cached else ""
-    return f"overfit {result.gate}: {status} {result.diagnosis.code}{tier}{cached}"
+    recipe = f" · {result.recipe}" if result.recipe else ""
+    return (
+        f"overfit {result.gate}: {status} {result.diagnosis.code}{tier}{cached}{recipe}"
+    )
 
 
 def _number(value: float | None) -> str:

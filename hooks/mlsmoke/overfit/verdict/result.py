@@ -56,6 +56,10 @@ class Result:
     # The project files the factories imported (relative to the root): the cache
     # checks them, whatever ``watch`` says.
     sources: list[str] = field(default_factory=list)
+    recipe: str = ""  # the optimizer and lr that trained, e.g. "AdamW lr 0.003 (...)"
+    notes: list[str] = field(
+        default_factory=list
+    )  # shown with -v: where things came from
 
     @property
     def verdict(self) -> str:
