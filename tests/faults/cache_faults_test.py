@@ -35,11 +35,9 @@ def project(tmp_path):
     "damage",
     [
         lambda text: text[: len(text) // 2],  # a writer cut off mid-entry
-        lambda text: "",
-        lambda text: "\x00\xff garbage \ufffd" * 50,
         lambda text: text.replace('"memorized"', '"memorized"}', 1),
     ],
-    ids=["truncated", "empty", "garbage", "garbled"],
+    ids=["truncated", "garbled"],  # more shapes of garbage: cache_test.py
 )
 def test_a_broken_entry_is_a_miss_and_is_replaced(project, damage):
     (entry,) = cache_entries(project)
