@@ -156,7 +156,10 @@ class _ProgressDrawer(threading.Thread):
     draws the progress when stderr is a terminal."""
 
     def __init__(
-        self, stream: IO[str], gates: list[GateSettings], watchdog: Watchdog
+        self,
+        stream: IO[str],
+        gates: list[GateSettings],
+        watchdog: Watchdog | None = None,
     ) -> None:
         super().__init__(daemon=True)
         self.stream = stream
@@ -175,7 +178,8 @@ class _ProgressDrawer(threading.Thread):
                     gate = event["gate"]
                     if "start" in event:
                         self.gate = gate
-                        self.watchdog.extend(float(event["start"]) + KILL_GRACE)
+                        if self.watchdog is not None:
+                            self.watchdog.extend(float(event["start"]) + KILL_GRACE)
                         continue
                     step, loss = event["step"], event["loss"]
                 except (ValueError, KeyError, TypeError):
