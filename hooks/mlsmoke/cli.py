@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "mlsmoke.new",
         "scaffold a PyTorch project from mlsmoke's cookiecutter template",
     ),
+    "init": ("mlsmoke.adopt.init", "adopt the hooks in a repository, debt baselined"),
+    "debt": ("mlsmoke.adopt.debt", "print the baselines; --update shrinks them"),
 }
 
 

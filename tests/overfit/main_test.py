@@ -92,7 +92,7 @@ def test_passes_are_cached_failures_rerun_and_watched_files_invalidate(project, 
         ("mlp", "pass", False), ("slow", "fail", False)]  # fmt: skip
     assert set(results[0]) == set(
         "gate verdict diagnosis warnings device steps initial_loss final_loss"
-        " target losses seconds cached".split()
+        " target losses seconds cached tier sources recipe notes".split()
     )
     assert results[0]["diagnosis"]["code"] == "memorized"
     assert results[1]["steps"] == 3 and len(results[1]["losses"]) == 4
@@ -110,7 +110,11 @@ def test_passes_are_cached_failures_rerun_and_watched_files_invalidate(project, 
         file.write("\n# a change to a watched file\n")
     assert main(["--gate", "mlp"]) == 0 and starts(log) == 3
     assert main(["--gate", "mlp", "--no-cache"]) == 0 and starts(log) == 4
+    capsys.readouterr()
     assert main(["--gate", "mlp", "--tier", "pr"]) == 0 and starts(log) == 5
+    assert "overfit mlp: PASS memorized at tier pr\n" in capsys.readouterr().out
+    assert main(["--gate", "mlp", "--tier", "pr"]) == 0 and starts(log) == 5
+    assert "PASS memorized at tier pr (cached)" in capsys.readouterr().out
 
 
 def test_a_cached_pass_does_not_import_torch(project):

@@ -3,6 +3,7 @@ pick the device, train, re-run CUDA errors on the CPU, diagnose, and run the che
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 import time
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlsmoke.overfit.training import instruments
+from mlsmoke.overfit.training.adapters.plan import adapt
 from mlsmoke.overfit.training.device import resolve_device
 from mlsmoke.overfit.training.engine import StepCallback, train
 from mlsmoke.overfit.verdict.checks import run_checks
@@ -92,7 +94,19 @@ def run_gate(
     except ProjectProblem as error:
         key = "--device" if device else settings.key_path("device")
         return _config_error(settings, None, f"{key}: {error}"), None
-    build_optimizer = _optimizer_factory(settings, loaded.get("optimizer"))
+    try:
+        adapted = adapt(
+            loaded, settings.seed, _names(settings), "optimizer" in settings.unset
+        )
+    except ProjectProblem as error:
+        key = settings.key_path(error.config_key or "model")
+        return _config_error(settings, key, str(error)), None
+    loaded = adapted.factories
+    build_optimizer = adapted.recipe_factory or _optimizer_factory(
+        settings, loaded.get("optimizer")
+    )
+    if adapted.recipe_factory is not None and "lr" in settings.unset:
+        settings = dataclasses.replace(settings, lr=None)  # the module's own lr
     evidence = _train(
         trainer, settings, loaded, build_optimizer, resolved_device, on_step
     )
@@ -111,7 +125,30 @@ def run_gate(
         trainer,
     )
     diagnosis = _mention_timeout(diagnose(run), evidence, settings)
-    return _result(settings, evidence, diagnosis, run_checks(run)), run
+    result = _result(settings, evidence, diagnosis, run_checks(run))
+    result.notes = adapted.run_notes()
+    result.recipe = _recipe_label(settings, evidence)
+    return result, run
+
+
+def _names(settings: GateSettings) -> dict[str, str]:
+    """How ``-v`` names the model and batch callables."""
+    if settings.where == "api":
+        return {"model": "check()'s model", "batch": "check()'s batch"}
+    return {"model": settings.model, "batch": settings.batch}
+
+
+def _recipe_label(settings: GateSettings, evidence: Evidence) -> str:
+    """The optimizer and lr that trained, and where they came from, e.g.
+    ``AdamW lr 0.003 (from configure_optimizers)``; "" when no optimizer was built."""
+    if not evidence.optimizer:
+        return ""
+    built_in = evidence.optimizer_source.startswith("built-in")
+    source = "built-in" if built_in else f"from {evidence.optimizer_source}"
+    if "lr" not in settings.unset and not built_in:
+        source = f"lr key, optimizer {source}"
+    schedule = f" + {evidence.scheduler}" if evidence.scheduler else ""
+    return f"{evidence.optimizer} lr {evidence.lr:g}{schedule} ({source})"
 
 
 def _mention_timeout(
@@ -198,6 +235,7 @@ def _result(
         target=evidence.target,
         losses=list(evidence.losses),
         seconds=round(evidence.seconds, 3),
+        tier=settings.tier,
     )
 
 

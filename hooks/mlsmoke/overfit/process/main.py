@@ -12,13 +12,15 @@ import json
 import math
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from mlsmoke.config import find_project_root
-from mlsmoke.errors import UsageError
+from mlsmoke.errors import ConfigError, UsageError
 from mlsmoke.interpreter import configured_python, find_project_interpreter
 from mlsmoke.overfit.process.cache import (
+    CacheNotWritten,
     PassCache,
     cache_key,
     files_digest,
@@ -28,6 +30,7 @@ from mlsmoke.overfit.verdict.report import verdict_block
 from mlsmoke.overfit.verdict.result import Result
 from mlsmoke.overfit.process.settings import (
     DEFAULT_TIER,
+    DEFAULT_WATCH,
     GateSettings,
     device_name,
     load_gates,
@@ -76,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if hit is not None:
                 results[gate.name] = hit
     pending = [gate for gate in gates if gate.name not in results]
+    started = time.time()
     for group in _by_interpreter(pending):
         python = find_project_interpreter(
             root, ["torch"], configured_python(root, "overfit", group[0].python)
@@ -87,10 +91,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         ran, torch = run_worker(root, python.path, group, args.device, args.verbose)
         for result in ran:
             results[result.gate] = result
-            cache.store(keys[result.gate], result, torch)
+        _store_passes(root, cache, keys, group, ran, torch, started, args.device)
     ordered = [results[gate.name] for gate in gates]
+    for gate, result in zip(gates, ordered):
+        result.tier = gate.tier  # also on results the worker could not make
     for result in ordered:
         print(verdict_block(result))
+        if args.verbose:
+            for note in result.notes:
+                print(f"  {note}")
     if args.json:
         _write_json(Path(args.json), ordered)
     return max(result.exit_code for result in ordered)
@@ -104,9 +113,40 @@ def _cache_keys(
     for gate in gates:
         watch = tuple(gate.watch)
         if watch not in digests:
-            digests[watch] = files_digest(root, watched_files(root, watch))
+            # The default list is not the user's to fix; their own globs must match.
+            configured = list(watch) != DEFAULT_WATCH
+            names = watched_files(
+                root, watch, gate.key_path("watch") if configured else None
+            )
+            digests[watch] = files_digest(root, names)
         keys[gate.name] = cache_key(gate, device or gate.device, digests[watch])
     return keys
+
+
+def _store_passes(
+    root: Path,
+    cache: PassCache,
+    keys: dict[str, str],
+    gates: list[GateSettings],
+    ran: list[Result],
+    torch: dict,
+    started: float,
+    device: str | None,
+) -> None:
+    """Cache the passes of ``ran`` whose watched files did not change while they ran;
+    a cache that cannot be written is said once, and only costs the shortcut."""
+    if not any(result.passed for result in ran):
+        return
+    try:
+        now = _cache_keys(root, gates, device)
+    except ConfigError:
+        return  # a watched file went away while the gate ran: nothing to trust
+    try:
+        for result in ran:
+            if now.get(result.gate) == keys[result.gate]:
+                cache.store(keys[result.gate], result, torch, started)
+    except CacheNotWritten as error:
+        print(f"overfit: the pass is not cached: {error}", file=sys.stderr)
 
 
 def _by_interpreter(gates: list[GateSettings]) -> list[list[GateSettings]]:

@@ -30,6 +30,7 @@ from typing import IO, Any
 
 from mlsmoke.errors import EXIT_INTERRUPTED
 from mlsmoke.overfit.process import stacks
+from mlsmoke.overfit.process.imports import project_modules
 from mlsmoke.overfit.process.settings import GateSettings
 
 PROGRESS_INTERVAL = 0.1  # seconds between progress lines
@@ -68,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 result, _ = run_gate(settings, request.get("device"), on_step,
                                      deadline=deadline)  # fmt: skip
+                result.sources = project_modules(Path(request["root"]))
                 results.append(result.to_json())
             except KeyboardInterrupt as error:
                 if _sigint.is_set():
