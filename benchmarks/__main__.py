@@ -31,6 +31,7 @@ ORDER = (
     "strict_mode",
     "doctest",
     "catalog",
+    "reliability",
 )
 
 

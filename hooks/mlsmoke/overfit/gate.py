@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -78,9 +79,13 @@ def run_gate(
     device: str | None = None,
     on_step: StepCallback | None = None,
     factories: dict[str, Callable[..., Any]] | None = None,
+    deadline: float | None = None,
 ) -> tuple[Result, GateRun | None]:
     """The gate's Result; ``factories`` (model, batch, loss, optimizer) replace the
-    configured specs (the Python API passes objects, not import paths)."""
+    configured specs (the Python API passes objects, not import paths). With a
+    ``deadline`` (time.monotonic()), every training run, probes included, stops by it.
+    """
+    trainer = train if deadline is None else _within(deadline, train)
     try:
         loaded = factories if factories is not None else _load_factories(settings)
         resolved_device = resolve_device(device or settings.device)
@@ -102,9 +107,11 @@ def run_gate(
     )
     if adapted.recipe_factory is not None and "lr" in settings.unset:
         settings = dataclasses.replace(settings, lr=None)  # the module's own lr
-    evidence = _train(settings, loaded, build_optimizer, resolved_device, on_step)
+    evidence = _train(
+        trainer, settings, loaded, build_optimizer, resolved_device, on_step
+    )
     if evidence.cuda_error in RERUN_ON_CPU:
-        on_cpu = _train(settings, loaded, build_optimizer, "cpu", on_step)
+        on_cpu = _train(trainer, settings, loaded, build_optimizer, "cpu", on_step)
         if on_cpu.error is not None:
             on_cpu.rerun_of = evidence
             evidence = on_cpu
@@ -115,7 +122,7 @@ def run_gate(
         loaded["batch"],
         loaded.get("loss"),
         build_optimizer,
-        train,
+        trainer,
     )
     diagnosis = _mention_timeout(diagnose(run), evidence, settings)
     result = _result(settings, evidence, diagnosis, run_checks(run))
@@ -178,14 +185,27 @@ def _optimizer_factory(settings: GateSettings, project: Callable | None) -> Call
     return optimizer_factory(name, project, DEFAULT_LR[name], source)
 
 
+def _within(
+    deadline: float, trainer: Callable[..., Evidence]
+) -> Callable[..., Evidence]:
+    """``trainer`` whose ``timeout`` never reaches past ``deadline``."""
+
+    def bounded(*args: Any, timeout: float, **options: Any) -> Evidence:
+        left = max(deadline - time.monotonic(), 0.0)
+        return trainer(*args, timeout=min(timeout, left), **options)
+
+    return bounded
+
+
 def _train(
+    trainer: Callable[..., Evidence],
     settings: GateSettings,
     loaded: dict[str, Callable[..., Any]],
     build_optimizer: Callable,
     device: str,
     on_step: StepCallback | None,
 ) -> Evidence:
-    return train(
+    return trainer(
         loaded["model"],
         loaded["batch"],
         loaded.get("loss"),
@@ -215,6 +235,7 @@ def _result(
         target=evidence.target,
         losses=list(evidence.losses),
         seconds=round(evidence.seconds, 3),
+        tier=settings.tier,
     )
 
 
