@@ -98,6 +98,10 @@ def test_an_lr_key_overrides_configure_optimizers_and_says_so():
     result, told = run(CASES[1], lr=0.001)
     assert result.passed, told
     assert "AdamW lr 0.001 (lr key, optimizer from configure_optimizers)" in told
+    assert (
+        "lr: 0.001 from tool.mlsmoke.overfit.lr, replacing configure_optimizers' 0.003"
+        in result.notes
+    )
 
 
 def test_a_loss_and_optimizer_key_replace_the_modules_own():
