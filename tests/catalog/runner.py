@@ -58,6 +58,7 @@ def run_case(case: Case, tier: str = "commit") -> Outcome:
     if case.optimizer is not None:
         factories["optimizer"] = case.optimizer
         settings.optimizer, settings.lr = "custom", None
+        settings.unset = [key for key in settings.unset if key != "optimizer"]
     started = time.perf_counter()
     result, run = run_gate(settings, factories=factories)
     seconds = time.perf_counter() - started
