@@ -41,7 +41,10 @@ def wobble(values: list[float], amplitude: float) -> list[float]:
             id="barely-moves-with-noise",
         ),
         pytest.param(
-            decay(2.3, 0.3, 40, floor=1.2), 0.1, curve.PLATEAU, id="fell-then-stuck"
+            decay(2.3, 0.3, 40, floor=1.2), 0.1, curve.FLOOR, id="fell-then-stuck"
+        ),
+        pytest.param(
+            decay(2.3, 0.3, 40, floor=2.25), 0.1, curve.PLATEAU, id="barely-fell"
         ),
         pytest.param(
             decay(2.3, 0.03, 40), 0.01, curve.FALLING_TOO_SLOWLY, id="slow-decay"
@@ -68,6 +71,54 @@ def test_too_slow_estimates_the_steps_of_an_exponential_decay() -> None:
     assert reading.steps_needed is not None
     assert 190 <= reading.steps_needed <= 210
     assert "200" in reading.reason or str(reading.steps_needed) in reading.reason
+
+
+@pytest.mark.parametrize(
+    ("floor", "rate", "start"), [(0.0, 0.01, 2.0), (0.7, 0.05, 1.4), (-3.0, 0.002, 5.0)]
+)
+def test_fit_decay_recovers_the_floor_and_rate_from_the_tail(floor, rate, start):
+    fit = curve.fit_decay(decay(start, rate, 300, floor=floor))
+    assert fit is not None
+    assert fit.floor == pytest.approx(floor, abs=1e-3 * abs(start - floor))
+    assert fit.rate == pytest.approx(rate, rel=1e-2)
+
+
+def test_fit_decay_reads_noisy_curves_and_ignores_rising_ones():
+    noisy = wobble(decay(1.4, 0.05, 300, floor=0.74), 0.002)
+    fit = curve.fit_decay(noisy)
+    assert fit is not None and fit.floor == pytest.approx(0.74, abs=0.01)
+    assert curve.fit_decay([1.0 + 0.01 * i for i in range(50)]) is None
+
+
+@pytest.mark.parametrize(("steps", "ratio"), [(300, 0.05), (2000, 0.02), (10000, 0.01)])
+def test_a_floor_reads_as_a_floor_at_every_tier(steps: int, ratio: float) -> None:
+    # softmax applied twice before cross_entropy: it levels off near 0.74
+    losses = decay(1.386, 0.02, steps, floor=0.7437)
+    reading = curve.classify_curve(losses, 1.386 * ratio)
+    assert reading.shape == curve.FLOOR, reading.reason
+    assert reading.floor == pytest.approx(0.7437, abs=1e-3)
+    assert "floor of 0.7437" in reading.reason
+
+
+def test_a_floor_below_the_target_is_slowness_with_the_fitted_steps() -> None:
+    losses = decay(2.0, 0.01, 100, floor=0.5)
+    target = 0.5 + 1.5 * math.exp(-0.01 * 400)  # the fitted curve gets there at 400
+    reading = curve.classify_curve(losses, target)
+    assert reading.shape == curve.FALLING_TOO_SLOWLY
+    assert reading.steps_needed == pytest.approx(400, abs=4)
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([-0.1 * i for i in range(20)], False),  # steady fall: logits growing
+        ([-(1.2**i) for i in range(20)], False),  # accelerating
+        ([-1 + math.exp(-0.5 * i) for i in range(20)], True),  # -cosine similarity
+        ([-2.0] * 10, True),
+    ],
+)
+def test_levels_off(values: list[float], expected: bool) -> None:
+    assert curve.levels_off(values) is expected
 
 
 def test_linear_descent_is_extrapolated_linearly_below_zero_targets() -> None:
@@ -157,4 +208,4 @@ def test_a_steady_decay_never_reads_as_unstable(
     start: float, rate: float, steps: int
 ) -> None:
     reading = curve.classify_curve(decay(start, rate, steps), start * 1e-4)
-    assert reading.shape in (curve.FALLING_TOO_SLOWLY, curve.PLATEAU, curve.FALLING)
+    assert reading.shape not in (curve.RISING, curve.EXPLODING, curve.OSCILLATING)

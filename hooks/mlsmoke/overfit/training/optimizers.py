@@ -4,7 +4,8 @@ The built-ins apply torch.optim's update rules (Adam, AdamW, SGD with momentum 0
 their default betas, eps and weight decay) without torch.optim: its first ``step()``
 imports torch._dynamo, which takes 1.5 to 4 s on a small CPU, longer than memorizing a
 small model. tests/overfit/optimizers_test.py checks they match torch.optim step for
-step. A project optimizer (``"package.module:callable"``) is a real torch.optim one.
+step. A project optimizer (``"package.module:callable"``) is a real torch.optim one,
+with an optional scheduler (see ``recipe.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import torch
 
-from mlsmoke.overfit.training.evidence import ProjectProblem
+from mlsmoke.overfit.training.recipe import Recipe, as_recipe
 
 
 class LeanOptimizer:
@@ -97,27 +98,29 @@ BUILT_IN: dict[str, Callable[..., Any]] = {
 }
 
 
+BUILT_IN_NAMES = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD"}
+
+
 def optimizer_factory(
-    name: str, project_factory: Callable[[Any], Any] | None, default_lr: float
-) -> Callable[[list, float | None], Any]:
-    """``(params, lr) -> optimizer``: a built-in (``lr`` None means ``default_lr``),
-    or the project's ``(params) -> Optimizer`` with its lr replaced when one is given.
+    name: str,
+    project_factory: Callable[[Any], Any] | None,
+    default_lr: float,
+    source: str | None = None,
+) -> Callable[[Any, float | None], Recipe]:
+    """``(model, lr) -> Recipe``: a built-in (``lr`` None means ``default_lr``), or
+    the project's ``(params) -> Optimizer | (Optimizer, scheduler)`` with its lr
+    replaced when one is given. ``source`` names the project's factory in reports.
     """
 
-    def build(params: list, lr: float | None) -> Any:
+    def build(model: Any, lr: float | None) -> Recipe:
+        params = list(model.parameters())
         if project_factory is None:
-            return BUILT_IN[name](params, default_lr if lr is None else lr)
-        optimizer = project_factory(params)
-        if not isinstance(optimizer, torch.optim.Optimizer):
-            raise ProjectProblem(
-                "not-an-optimizer",
-                f"the optimizer callable returned a {type(optimizer).__name__},"
-                " not a torch.optim.Optimizer",
-                config_key="optimizer",
-            )
+            optimizer = BUILT_IN[name](params, default_lr if lr is None else lr)
+            return Recipe(optimizer, source=f"built-in {BUILT_IN_NAMES[name]}")
+        origin = source or getattr(project_factory, "__qualname__", "the optimizer")
+        recipe = as_recipe(project_factory(params), origin)
         if lr is not None:
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-        return optimizer
+            recipe.override_lr(lr)
+        return recipe
 
     return build

@@ -1,5 +1,10 @@
 """Read a loss curve the way the field guide does: rising, exploding, oscillating,
-plateauing, or falling too slowly to reach the target in time.
+plateauing, levelling off at a floor above the target, or falling too slowly to reach
+the target in time.
+
+A falling curve is fitted with an exponential decay to a floor (:func:`fit_decay`),
+so "too slow" means the fitted curve reaches the target, and a floor above the target
+is a floor whatever the step budget (the same reading at every tier).
 
 Pure functions of plain floats, so the decisions are tested with plain values.
 """
@@ -16,6 +21,7 @@ OSCILLATING = "oscillating"
 PLATEAU = "plateau"
 FALLING_TOO_SLOWLY = "falling-too-slowly"
 FALLING = "falling"
+FLOOR = "floor"
 UNBOUNDED_BELOW = "unbounded-below"
 
 # A curve that would need more than this many times the steps it had is a plateau:
@@ -27,6 +33,15 @@ EXPLOSION_FACTOR = 4.0
 SWING_FRACTION = 0.02
 # A jump of this fraction of the initial loss in one update is a spike.
 SPIKE_FRACTION = 0.5
+# A fitted floor this fraction of the loss scale above the target is out of reach;
+# closer, the fit cannot tell, and the curve's own pace decides.
+FLOOR_MARGIN = 0.02
+# A curve that levels off after covering less than this fraction of the way to the
+# target never learned: a plateau, not a floor.
+FLOOR_MIN_PROGRESS = 0.1
+# A fall that keeps this fraction of its pace from one half of a window to the next
+# is not levelling off.
+STEADY_PACE = 0.5
 
 
 @dataclass(frozen=True)
@@ -34,6 +49,7 @@ class CurveReading:
     shape: str
     reason: str
     steps_needed: int | None = None
+    floor: float | None = None  # the fitted floor, for FLOOR
 
 
 def classify_curve(losses: Sequence[float], target: float | None) -> CurveReading:
@@ -79,19 +95,128 @@ def classify_curve(losses: Sequence[float], target: float | None) -> CurveReadin
 
 def _read_descent(losses: Sequence[float], target: float | None) -> CurveReading:
     initial, final = losses[0], losses[-1]
-    steps_needed = estimate_steps_to_target(losses, target)
     moved = (
         f"the loss went from {initial:.4g} to {final:.4g} in {len(losses) - 1} steps"
     )
+    if target is not None and final <= target:
+        return CurveReading(FALLING, moved, len(losses) - 1)
+    fit = fit_decay(losses)
+    if fit is not None and target is not None:
+        out_of_reach = fit.floor - target > FLOOR_MARGIN * loss_scale(losses, target)
+        if out_of_reach and relative_progress(losses, target) >= FLOOR_MIN_PROGRESS:
+            return CurveReading(
+                FLOOR,
+                f"{moved} and levels off: a fitted floor of {fit.floor:.4g}, above"
+                f" the target {target:.4g}",
+                floor=fit.floor,
+            )
+        if out_of_reach:
+            return CurveReading(PLATEAU, f"{moved} and has stopped falling")
+    steps_needed = _steps_needed(losses, target, fit)
     if steps_needed is None or steps_needed > PLATEAU_STEP_FACTOR * len(losses):
         return CurveReading(PLATEAU, f"{moved} and has stopped falling")
-    if target is not None and final <= target:
-        return CurveReading(FALLING, moved, steps_needed)
     return CurveReading(
         FALLING_TOO_SLOWLY,
-        f"{moved}; at its recent pace it needs about {steps_needed} steps",
+        f"{moved}; the fitted curve reaches the target in about {steps_needed}"
+        " steps",
         steps_needed,
     )
+
+
+def _steps_needed(
+    losses: Sequence[float], target: float | None, fit: Decay | None
+) -> int | None:
+    """Total steps to the target: where the fitted decay crosses it, or, when the
+    fit cannot tell (a floor at the target), the pace of the curve's second half."""
+    if fit is not None and target is not None and fit.floor < target:
+        return fit.steps_to(target)
+    return estimate_steps_to_target(losses, target)
+
+
+@dataclass(frozen=True)
+class Decay:
+    """``floor + amplitude * exp(-rate * (step - start))``, fitted on a curve's tail."""
+
+    floor: float
+    amplitude: float
+    rate: float  # per step
+    start: int
+
+    def steps_to(self, target: float) -> int | None:
+        """The step at which the fitted curve reaches ``target``; None if never."""
+        if target <= self.floor or self.amplitude <= 0:
+            return None
+        if target >= self.floor + self.amplitude:
+            return self.start
+        steps = math.log(self.amplitude / (target - self.floor)) / self.rate
+        return self.start + round(steps)  # an estimate: "about" so many steps
+
+
+# Rates tried by fit_decay (per step, log-spaced), then refined around the best.
+_FIT_RATES = [10 ** (-4 + 4.3 * i / 39) for i in range(40)]
+_MAX_FIT_POINTS = 400
+
+
+def fit_decay(losses: Sequence[float]) -> Decay | None:
+    """Least-squares exponential decay to a floor, fitted on the second half of the
+    curve; None for a tail too short, non-finite or not falling."""
+    start = len(losses) // 2
+    tail = list(losses[start:])
+    if len(tail) < 4 or not all(math.isfinite(v) for v in tail):
+        return None
+    stride = max(1, len(tail) // _MAX_FIT_POINTS)
+    steps = list(range(0, len(tail), stride))
+    values = [tail[i] for i in steps]
+    if max(values) - min(values) <= 1e-12 * max(abs(values[0]), 1e-12):
+        return Decay(values[-1], 0.0, 1.0, start)  # flat: the floor is its level
+    best = min(_FIT_RATES, key=lambda rate: _fit_at(steps, values, rate)[0])
+    low, high = math.log(best / 1.3), math.log(best * 1.3)
+    for _ in range(20):  # ternary search on log(rate) around the grid's best
+        a, b = low + (high - low) / 3, high - (high - low) / 3
+        if (
+            _fit_at(steps, values, math.exp(a))[0]
+            < _fit_at(steps, values, math.exp(b))[0]
+        ):
+            high = b
+        else:
+            low = a
+    rate = math.exp((low + high) / 2)
+    _, floor, amplitude = _fit_at(steps, values, rate)
+    if amplitude <= 0:
+        return None
+    return Decay(floor, amplitude, rate, start)
+
+
+def _fit_at(
+    steps: Sequence[int], values: Sequence[float], rate: float
+) -> tuple[float, float, float]:
+    """(squared error, floor, amplitude) of the best ``floor + amplitude * e^(-rate
+    step)`` through the points: a linear least-squares fit at a fixed rate."""
+    xs = [math.exp(-rate * step) for step in steps]
+    n = len(xs)
+    mean_x, mean_y = sum(xs) / n, sum(values) / n
+    var_x = sum((x - mean_x) ** 2 for x in xs)
+    if var_x <= 1e-300:
+        return math.inf, mean_y, 0.0
+    amplitude = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, values)) / var_x
+    floor = mean_y - amplitude * mean_x
+    error = sum((floor + amplitude * x - y) ** 2 for x, y in zip(xs, values))
+    return error, floor, amplitude
+
+
+def levels_off(values: Sequence[float]) -> bool:
+    """Whether a falling stretch of curve decelerates to a level: the second half of
+    the window falls at less than STEADY_PACE of the first half's pace. A loss that
+    falls at a steady or growing pace (a flipped sign, logits growing without bound)
+    does not level off."""
+    if len(values) < 4 or not all(math.isfinite(v) for v in values):
+        return False
+    half = len(values) // 2
+    first = values[0] - values[half]
+    second = values[half] - values[-1]
+    if first <= 0:
+        return True  # not falling at all over the first half
+    return second < STEADY_PACE * first
 
 
 def estimate_steps_to_target(

@@ -22,7 +22,7 @@ class GateRun:
     model_factory: Callable[[], Any]
     batch_factory: Callable[[], Any]
     loss_fn: Callable[[Any, Any], Any] | None
-    optimizer_factory: Callable[[Any, float | None], Any]
+    optimizer_factory: Callable[[Any, float | None], Any]  # (model, lr) -> Recipe
     # engine.train, passed in by the gate: this module stays free of the training loop.
     trainer: Callable[..., Evidence]
     probes: list[Evidence] = field(default_factory=list)
@@ -34,10 +34,12 @@ class GateRun:
         """Train again with the same factories; ``overrides`` are train()'s keywords.
 
         The target defaults to the main run's absolute target, so that a float64 or
-        lower-lr probe is judged by the same bar.
+        lower-lr probe is judged by the same bar. lr probes pass ``lr_scale``: it
+        scales the project's own recipe, scheduler included.
         """
         options: dict[str, Any] = {
-            "lr": self.evidence.lr or self.settings.lr,
+            "lr": self.settings.lr,  # None: the project recipe's own rate
+            "lr_scale": 1.0,
             "max_steps": self.settings.max_steps,
             "target_loss": self.evidence.target,
             "target_ratio": None,
