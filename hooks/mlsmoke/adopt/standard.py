@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import mlsmoke
+from mlsmoke import hook_repos
 from mlsmoke.new import UPSTREAM_URL, find_template
 
 CONFIG = ".pre-commit-config.yaml"
@@ -46,7 +47,7 @@ def template_config_text(template: Path | None = None) -> str:
     template = template or find_template()
     text = (template / TEMPLATE_CONFIG).read_text(encoding="utf-8")
     text = text.replace("{{ mlsmoke_repo }}", UPSTREAM_URL)
-    return text.replace("{{ mlsmoke_rev }}", mlsmoke_rev())
+    return hook_repos.fill(text.replace("{{ mlsmoke_rev }}", mlsmoke_rev()))
 
 
 def standard_repos(text: str | None = None) -> list[Repo]:
