@@ -36,12 +36,13 @@ def load_settings(root: Path) -> Settings:
 def is_excluded(relative: PurePosixPath, globs: tuple[str, ...]) -> bool:
     """Whether a project-relative path matches one of the globs.
 
-    A glob with a ``/`` matches the path from the project root (``**`` spans
-    directories); one without matches the file's name or any directory's name.
+    A glob with a ``/`` (a leading one too, as in ``/run.sh``) matches the path from
+    the project root (``**`` spans directories); one without matches the file's name
+    or any directory's name.
     """
     for glob in globs:
         pattern = glob_regex(glob.strip("/"))
-        if "/" in glob.strip("/"):
+        if glob.startswith("/") or "/" in glob.strip("/"):
             prefixes = [
                 "/".join(relative.parts[: n + 1]) for n in range(len(relative.parts))
             ]

@@ -1,0 +1,83 @@
+"""The hooks ``mlsmoke init`` wires: the template's own ``.pre-commit-config.yaml``.
+
+The template's config is the one home of the hooks and their revs: ``init`` reads its
+repo and hook blocks as text (comments and ``additional_dependencies`` included), so a
+project adopted with ``init`` gets what ``mlsmoke new`` generates.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import mlsmoke
+from mlsmoke.new import UPSTREAM_URL, find_template
+
+CONFIG = ".pre-commit-config.yaml"
+TEMPLATE_CONFIG = Path("{{cookiecutter.project_slug}}") / CONFIG
+# The template's own layout: `- repo:` at column 2, its keys at 4; `- id:` at 6, 8.
+REPO_DASH, REPO_KEY, HOOK_DASH, HOOK_KEY = 2, 4, 6, 8
+GATE_HOOK = "overfit-batch"
+CI_SKIP = ("doctest", GATE_HOOK)
+
+_REPO = re.compile(r"^ *- repo: *(\S+)")
+_HOOK = re.compile(r"^ *- id: *(\S+)")
+
+
+@dataclass(frozen=True)
+class Hook:
+    id: str
+    lines: tuple[str, ...]  # `- id: x` and its keys, in the template's indentation
+
+
+@dataclass(frozen=True)
+class Repo:
+    url: str
+    header: tuple[str, ...]  # `- repo:`, `rev:` ... `hooks:`
+    hooks: tuple[Hook, ...]
+
+
+def mlsmoke_rev() -> str:
+    return f"v{mlsmoke.__version__}"
+
+
+def template_config_text(template: Path | None = None) -> str:
+    template = template or find_template()
+    text = (template / TEMPLATE_CONFIG).read_text(encoding="utf-8")
+    text = text.replace("{{ mlsmoke_repo }}", UPSTREAM_URL)
+    return text.replace("{{ mlsmoke_rev }}", mlsmoke_rev())
+
+
+def standard_repos(text: str | None = None) -> list[Repo]:
+    """The repos of the template's config, in its order."""
+    lines = (text if text is not None else template_config_text()).splitlines()
+    starts = [i for i, line in enumerate(lines) if _REPO.match(line)]
+    repos = []
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        repos.append(_repo(lines[start:end]))
+    return repos
+
+
+def _repo(block: list[str]) -> Repo:
+    url = _REPO.match(block[0]).group(1)
+    hook_starts = [i for i, line in enumerate(block) if _HOOK.match(line)]
+    header = tuple(block[: hook_starts[0]] if hook_starts else block)
+    hooks = []
+    for n, start in enumerate(hook_starts):
+        end = hook_starts[n + 1] if n + 1 < len(hook_starts) else len(block)
+        body = [line for line in block[start:end] if line.strip()]
+        hooks.append(Hook(_HOOK.match(block[start]).group(1), tuple(body)))
+    return Repo(url, tuple(line for line in header if line.strip()), tuple(hooks))
+
+
+def ci_reason() -> list[str]:
+    return [
+        "# doctest and overfit-batch import this project and torch. pre-commit.ci has",
+        "# no network at run time and no project environment, so it cannot run them:",
+        "# run them in your own CI (`pre-commit run --all-files doctest`).",
+    ]
+
+
+TEMPLATE_FLAKE8 = Path("{{cookiecutter.project_slug}}") / ".flake8"

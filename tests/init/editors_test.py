@@ -1,0 +1,182 @@
+"""The config editors: comments, order and line endings kept; idempotent; a baseline
+written then removed leaves the file as it was; bad input names its line."""
+
+from __future__ import annotations
+
+import pytest
+
+from mlsmoke.adopt import flake8_config, hook_baseline, precommit_edit, wiring
+from mlsmoke.adopt import pyproject_edit as toml
+from mlsmoke.adopt.candidates import Candidates
+from mlsmoke.adopt.standard import CI_SKIP, standard_repos
+from mlsmoke.adopt.textfile import read_text, write_text
+from mlsmoke.errors import ConfigError
+
+COMMENTED = """\
+# header comment
+default_stages: [pre-commit]   # inline
+repos:
+  # the team's own check
+  - repo: local
+    hooks:
+      - id: mine   # keep
+        name: mine
+        entry: 'x'
+        language: pygrep
+  # trailing comment
+"""
+
+
+def wired(text: str) -> str:
+    return wiring.wire(
+        text, "c.yaml", standard_repos(), False, wiring.gate_comment(Candidates())
+    )
+
+
+def is_subsequence(small: list[str], big: list[str]) -> bool:
+    remaining = iter(big)
+    return all(line in remaining for line in small)
+
+
+def test_wiring_keeps_every_line_in_order_and_adds_every_hook():
+    text = wired(COMMENTED)
+    assert is_subsequence(COMMENTED.splitlines(), text.splitlines())
+    ids = wiring.hook_ids(text, "c.yaml")
+    for hook in ("black", "flake8", "shellcheck", "bash-strict-mode", "doctest"):
+        assert hook in ids
+    assert "overfit-batch" not in ids and "# - id: overfit-batch" in text
+    assert "skip: [doctest, overfit-batch]" in text
+
+
+def test_wiring_twice_changes_nothing():
+    once = wired(COMMENTED)
+    assert wired(once) == once
+
+
+def test_new_hooks_join_an_existing_repo_in_its_indentation():
+    text = (
+        "repos:\n-   repo: https://github.com/pre-commit/pre-commit-hooks\n"
+        "    rev: v5.0.0\n    hooks:\n    -   id: check-yaml\n"
+    )
+    repo = standard_repos()[0]
+    edited = precommit_edit.add_hooks(text, "c.yaml", repo)
+    assert "    rev: v5.0.0\n" in edited  # the team's rev stays
+    assert "    -   id: end-of-file-fixer\n" in edited
+    assert edited.count("id: check-yaml") == 1
+
+
+@pytest.mark.parametrize(
+    ("ci", "expected"),
+    [
+        ("ci:\n  autofix_prs: false\n", "  skip: [doctest, overfit-batch]"),
+        ("ci:\n  skip: [mypy]\n", "  skip: [mypy, doctest, overfit-batch]"),
+        (
+            "ci:\n  skip:\n    - mypy\n",
+            "    - mypy\n    - doctest\n    - overfit-batch",
+        ),
+    ],
+)
+def test_ci_skip_is_completed_not_replaced(ci: str, expected: str):
+    text = precommit_edit.ensure_ci_skip("repos: []\n" + ci, "c.yaml", CI_SKIP)
+    assert expected in text
+    assert precommit_edit.ensure_ci_skip(text, "c.yaml", CI_SKIP) == text
+
+
+def test_bad_yaml_names_its_line():
+    with pytest.raises(ConfigError, match=r"c.yaml:3: not valid YAML"):
+        wired("repos:\n  - repo: local\n    rev: a: b\n")
+
+
+@pytest.mark.parametrize("paths", [["scripts/a b.sh", "x+y/c.sh"], ["one.sh"]])
+def test_hook_baseline_round_trips_and_removal_restores_the_file(paths):
+    text = wired(COMMENTED)
+    with_baseline = hook_baseline.write(text, "c.yaml", "shellcheck", paths)
+    assert hook_baseline.read(with_baseline, "c.yaml", "shellcheck") == sorted(paths)
+    assert hook_baseline.write(with_baseline, "c.yaml", "shellcheck", []) == text
+
+
+def test_a_hooks_own_exclude_is_not_touched():
+    text = (
+        "repos:\n- repo: local\n  hooks:\n  - id: shellcheck\n    exclude: ^vendor/\n"
+    )
+    assert hook_baseline.read(text, "c.yaml", "shellcheck") is None
+    with pytest.raises(ConfigError, match="its own `exclude:`"):
+        hook_baseline.write(text, "c.yaml", "shellcheck", ["a.sh"])
+
+
+SETUP_CFG = """\
+[metadata]
+name = x
+
+[flake8]
+# the team's comment
+max-line-length = 100
+per-file-ignores =
+    tests/*:S101
+exclude = build
+
+[isort]
+profile = black
+"""
+
+
+def test_flake8_baseline_follows_the_teams_entries_and_round_trips():
+    baseline = {"src/a.py": ["E501", "F401"], "b.py": ["W291"]}
+    text = flake8_config.write_baseline(SETUP_CFG, baseline)
+    own, read = flake8_config.split_per_file(text)
+    assert own == ["tests/*:S101"] and read == baseline
+    settings = flake8_config.settings(text, "setup.cfg")
+    assert settings["max-line-length"] == "100"  # the team's value stays
+    assert settings["extend-ignore"] == "E203,E701"  # black's, added
+    assert "src/a.py:E501,F401" in settings["per-file-ignores"]
+    assert flake8_config.write_baseline(text, baseline) == text
+    cleared = flake8_config.write_baseline(text, {})
+    assert flake8_config.split_per_file(cleared) == (["tests/*:S101"], {})
+    assert cleared == flake8_config.write_baseline(SETUP_CFG, {})
+
+
+PYPROJECT = """\
+[project]
+name = "x"
+
+[tool.mlsmoke.strict-mode]
+# vendored code is not ours
+exclude = ["vendor/**"]
+
+[tool.black]
+line-length = 100
+"""
+
+
+def test_toml_array_keeps_the_teams_entries_and_round_trips():
+    block = toml.array_block("exclude", ["vendor/**"], ["/old.sh"], "files")
+    text = toml.set_key(PYPROJECT, "p", "tool.mlsmoke.strict-mode", "exclude", block)
+    assert toml.split_array(text, "tool.mlsmoke.strict-mode", "exclude") == (
+        ["vendor/**"],
+        ["/old.sh"],
+    )
+    assert "# vendored code is not ours" in text and "line-length = 100" in text
+    data = toml.parse(text, "p")
+    assert data["tool"]["mlsmoke"]["strict-mode"]["exclude"] == ["vendor/**", "/old.sh"]
+
+
+def test_toml_new_table_goes_at_the_end_and_inline_tables_are_refused():
+    text = toml.set_key(
+        PYPROJECT, "p", "tool.mlsmoke.doctest", "exclude", ['exclude = ["a.md"]']
+    )
+    assert text.startswith(PYPROJECT) and text.endswith('exclude = ["a.md"]\n')
+    inline = '[tool.mlsmoke]\ndoctest = { exclude = ["x"] }\n'
+    with pytest.raises(ConfigError, match="inline or as dotted keys"):
+        toml.set_key(inline, "p", "tool.mlsmoke.doctest", "exclude", ["exclude = []"])
+
+
+def test_crlf_files_are_written_back_in_crlf(tmp_path):
+    path = tmp_path / "setup.cfg"
+    path.write_bytes(SETUP_CFG.replace("\n", "\r\n").encode())
+    path.chmod(0o640)
+    file = read_text(path)
+    file.text = flake8_config.write_baseline(file.text, {"a.py": ["F401"]})
+    write_text(file)
+    data = path.read_bytes()
+    assert b"a.py:F401\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert path.stat().st_mode & 0o777 == 0o640

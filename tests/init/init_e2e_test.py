@@ -1,0 +1,122 @@
+"""``mlsmoke init`` on a legacy repository: real pre-commit passes on day one, the debt
+is reported, fixing a file shrinks the baseline by exactly that file, and new files
+still meet every rule."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import Adopted, PreCommit, mlsmoke
+
+from gitrepo import commit_all, git
+from mlsmoke.adopt.baselines import Project
+
+pytestmark = pytest.mark.e2e
+
+EVERY_HOOK = {
+    "check yaml",
+    "trailing-whitespace",
+    "end-of-file-fixer",
+    "black",
+    "flake8",
+    "shellcheck",
+    "bash strict mode",
+    "doctest",
+}
+
+
+def passed(output: str) -> set[str]:
+    return {
+        line.rsplit("Passed", 1)[0].rstrip(".").strip()
+        for line in output.splitlines()
+        if line.endswith("Passed")
+    }
+
+
+def test_all_files_pass_right_after_init(adopted: Adopted, pre_commit: PreCommit):
+    ran = pre_commit(adopted, "--all-files")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert {"black", "flake8", "shellcheck", "bash strict mode", "doctest"} <= passed(
+        ran.stdout
+    ), ran.stdout
+
+
+def test_init_keeps_the_teams_config_and_comments(adopted: Adopted):
+    text = (adopted.path / ".pre-commit-config.yaml").read_text()
+    for kept in ("# (Ask in #infra", "rev: v6.0.0  # pinned on purpose", "# end of"):
+        assert kept in text
+    assert "no-todo-fixme" in text
+    assert "# - id: overfit-batch" in text
+    assert "skip: [doctest, overfit-batch]" in text
+
+
+def test_init_reports_the_debt_of_every_tool(adopted: Adopted):
+    for expected in (
+        "flake8",
+        "src/legacy_pkg/model.py  F401",
+        "shellcheck",
+        "scripts/train.sh",
+        "bash-strict-mode",
+        "doctest",
+        "docs/usage.md",
+        "black",
+        "trailing-whitespace",
+        "NOTES.txt",
+    ):
+        assert expected in adopted.init_output, adopted.init_output
+
+
+def test_debt_prints_what_the_baselines_hold(adopted: Adopted):
+    ran = mlsmoke(adopted.path, "debt")
+    assert ran.returncode == 0, ran.stderr
+    table = "Baselines" + adopted.init_output.split("Baselines", 1)[1]
+    assert ran.stdout == re.sub(r" of \d+", "", table)
+    assert "src/legacy_pkg/utils.py  E201,E202,E231" in ran.stdout
+
+
+def test_second_init_changes_nothing(adopted_copy: Adopted):
+    ran = mlsmoke(adopted_copy.path, "init")
+    assert ran.returncode == 0, ran.stderr
+    assert "nothing (already adopted)" in ran.stdout
+    assert git(adopted_copy.path, "status", "--porcelain") == ""
+
+
+def test_fixing_one_file_shrinks_the_baseline_by_exactly_that_file(
+    adopted_copy: Adopted, pre_commit: PreCommit
+):
+    before = Project.load(adopted_copy.path).read()
+    script = adopted_copy.path / "scripts" / "train.sh"
+    script.write_text('#!/bin/bash\nset -euo pipefail\npython train.py --data "$1"\n')
+    ran = mlsmoke(adopted_copy.path, "debt", "--update")
+    assert ran.returncode == 0, ran.stderr
+    after = Project.load(adopted_copy.path).read()
+    expected = {
+        tool: {
+            path: codes for path, codes in files.items() if path != "scripts/train.sh"
+        }
+        for tool, files in before.items()
+    }
+    assert after == {tool: files for tool, files in expected.items() if files}
+    assert "2 files left a baseline" in ran.stdout  # strict mode and shellcheck
+    commit_all(adopted_copy.path, "fix train.sh")
+    ran = pre_commit(adopted_copy, "--all-files")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+
+
+def test_a_new_file_with_a_violation_is_still_blocked(
+    adopted_copy: Adopted, pre_commit: PreCommit
+):
+    new = adopted_copy.path / "src" / "legacy_pkg" / "fresh.py"
+    new.write_text("import os\n")
+    script = adopted_copy.path / "scripts" / "deploy.sh"
+    script.write_text("#!/bin/bash\necho $1\n")
+    git(adopted_copy.path, "add", "--all")
+    ran = pre_commit(adopted_copy, "--files", str(new), str(script))
+    assert ran.returncode == 1, ran.stdout
+    assert "fresh.py:1:1: F401" in ran.stdout
+    assert "deploy.sh" in ran.stdout and "SC2086" in ran.stdout
+    failed = {
+        line.split("...")[0] for line in ran.stdout.splitlines() if "Failed" in line
+    }
+    assert {"flake8", "shellcheck", "bash strict mode"} <= {f.strip() for f in failed}
