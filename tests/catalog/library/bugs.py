@@ -173,7 +173,7 @@ class GPT2WithIdsMixed(nn.Module):
         batch, length = input_ids.shape
         # bug: view where transpose was meant; tokens of other samples mix in
         ids = input_ids.reshape(length, batch).t().contiguous()
-        return self.lm(input_ids=ids, labels=labels).loss
+        return self.lm(input_ids=ids, labels=labels)
 
 
 class ViTWithBatchStatistics(nn.Module):
@@ -186,7 +186,7 @@ class ViTWithBatchStatistics(nn.Module):
     def forward(self, pixel_values, labels) -> Any:
         # bug: statistics over the batch dimension: each image depends on the others
         pixels = (pixel_values - pixel_values.mean(0)) / pixel_values.std(0)
-        return self.vit(pixel_values=pixels, labels=labels).loss
+        return self.vit(pixel_values=pixels, labels=labels)
 
 
 class BertWithTokenMasking(nn.Module):
