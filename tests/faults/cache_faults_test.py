@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from cache_fault_project import (
+from .cache_fault_project import (
     cache_entries,
     finish,
     leftovers,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cache_fault_project import GATE, run
+from .cache_fault_project import GATE, run
 
 
 @pytest.mark.parametrize("hook", ["overfit", "doctest", "strict-mode"])
