@@ -208,6 +208,7 @@ def _traced_forward(run: _Run) -> torch.Tensor:
         loss = run.forward()
     run.evidence.module_inputs = run.trace.inputs
     run.evidence.module_order = run.trace.order
+    run.evidence.module_none_arguments = run.trace.none_arguments
     _record_unregistered(run, loss)
     return loss
 
@@ -356,5 +357,8 @@ def _record_error(run: _Run, error: BaseException) -> None:
     evidence.failed_module = trace.failed
     evidence.module_inputs = evidence.module_inputs or trace.inputs
     evidence.module_order = evidence.module_order or trace.order
+    evidence.module_none_arguments = (
+        evidence.module_none_arguments or trace.none_arguments
+    )
     if run.loss_fn is not None and trace.failed is None:
         evidence.phase = "loss"

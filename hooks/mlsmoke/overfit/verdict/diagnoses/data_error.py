@@ -72,7 +72,42 @@ def diagnose_evidence(run: GateRun) -> Diagnosis | None:
     broken = [f for f in evidence.batch_fields if f.problem is not None]
     if broken:
         return _not_tensors(run, broken)
+    missing = _missing_inputs(evidence)
+    if missing:
+        return _missing_report(run, missing)
     return None
+
+
+def _missing_inputs(evidence: Evidence) -> list[str]:
+    """The arguments the failing module got as None that its error names: an input
+    it checks for never arrived (the batch lacks the field that feeds it), whatever
+    words the check used."""
+    if not _errors.raised_in_forward(evidence):
+        return []
+    nones = evidence.module_none_arguments.get(evidence.failed_module or "", [])
+    words = set(re.findall(r"\w+", str(evidence.error)))
+    return [name for name in nones if name in words]
+
+
+def _missing_report(run: GateRun, missing: list[str]) -> Diagnosis:
+    names = " or ".join(missing)
+    diagnosis = _report(
+        run,
+        f"{_errors.where(run.evidence)} got no {names} (None), which it requires:"
+        " the batch does not hold the field that feeds it",
+        set(),
+    )
+    diagnosis.evidence.insert(
+        1,
+        f"{_errors.where(run.evidence)} was called with {', '.join(missing)} = None,"
+        " and its error names them",
+    )
+    diagnosis.suggestions.insert(
+        0,
+        "check which fields the collator keeps: it may drop raw text, or a target"
+        " column the model needs (labels for an encoder-decoder's decoder)",
+    )
+    return diagnosis
 
 
 @diagnoser(CODE)
