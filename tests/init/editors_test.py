@@ -191,3 +191,10 @@ def test_a_strict_mode_baseline_entry_excludes_that_file_only():
     assert is_excluded(PurePosixPath("run.sh"), ("/run.sh",))
     assert not is_excluded(PurePosixPath("sub/run.sh"), ("/run.sh",))
     assert is_excluded(PurePosixPath("sub/run.sh"), ("run.sh",))  # names still match
+
+
+@pytest.mark.parametrize("start", ["", "repos: []\n", "# a comment\n", "repos:\n"])
+def test_an_empty_or_bare_config_gets_every_repo(start: str):
+    text = wired(start)
+    assert len(wiring.hook_ids(text, "c.yaml")) == 13  # the template's, gate aside
+    assert wired(text) == text
