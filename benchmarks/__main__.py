@@ -30,6 +30,7 @@ ORDER = (
     "strict_mode",
     "doctest",
     "catalog",
+    "reliability",
     "init",
 )
 

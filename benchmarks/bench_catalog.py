@@ -1,15 +1,21 @@
-"""The catalog of training bugs through the gate: does every correct model pass, is
+"""Both catalogs of training bugs through the gate: does every correct model pass, is
 every bug caught, and is the diagnosis code right?
 
-Each case runs through ``mlsmoke.overfit.check`` on the CPU at the commit tier, probes
-and checks included, so the seconds are what a failing commit costs; ``probes`` counts
-the short training re-runs the diagnoses asked for. ``--quick`` runs
-one case per expected code. Run alone: ``python -m benchmarks.bench_catalog``.
+The hand-written catalog (``tests/catalog/cases.py``: small torch models) and the
+library catalog (``tests/catalog/library/``: transformers and Lightning models built
+from config objects, with the libraries' own tokenizer, collators and output classes).
+Each case runs through the gate on the CPU at the commit tier, probes and checks
+included, so the seconds are what a failing commit costs. Each catalog gives a summary
+row, a confusion matrix (expected code x code given) and one row per case.
+``--quick`` runs one case per expected code and warning, and skips the library cases
+whose diagnosis needs probes. Run alone: ``python -m benchmarks.bench_catalog``.
 """
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.report import Section
@@ -18,10 +24,25 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.catalog.cases import CASES, Case  # noqa: E402
+from tests.catalog import cases as hand_written  # noqa: E402
+from tests.catalog.cases import MEMORIZED, Case  # noqa: E402
 from tests.catalog.runner import Outcome, run_case  # noqa: E402
 
-COLUMNS = [
+TITLE = "Diagnosis catalogs (CPU, commit tier)"
+SUMMARY_COLUMNS = [
+    "catalog",
+    "cases",
+    "correct models passed",
+    "bugs caught",
+    "right code",
+    "warnings shown",
+    "false alarms",
+    "missed bugs",
+    "worst probe cost",
+    "slowest case",
+    "whole catalog",
+]
+CASE_COLUMNS = [
     "case",
     "architecture",
     "bug",
@@ -32,49 +53,130 @@ COLUMNS = [
     "probes",
     "seconds",
 ]
+# The codes whose diagnosis is read from an error or a cheap check, for --quick.
+PROBE_FREE = {
+    MEMORIZED,
+    "data-error",
+    "shape-error",
+    "label-range-error",
+    "out-of-memory",
+    "no-gradient",
+    "wrong-objective",
+}
 
 
 def run(quick: bool) -> Section:
-    outcomes = [run_case(case) for case in selected(quick)]
-    return Section(
-        title="Diagnosis catalog (CPU, commit tier)",
-        columns=COLUMNS,
-        rows=[row(outcome) for outcome in outcomes],
-        notes=summary(outcomes),
-    )
+    from tests.catalog.library import cases as library
+    from tests.catalog.library.runner import run_case as run_library_case
+
+    catalogs = [
+        ("hand-written", selected(hand_written.CASES, quick), run_case),
+        ("library", selected(library.CASES, quick, PROBE_FREE), run_library_case),
+    ]
+    rows, notes, tables = [], [], []
+    for name, chosen, runner in catalogs:
+        outcomes = run_all(chosen, runner)
+        rows.append(summary_row(name, outcomes))
+        notes += misses(name, outcomes)
+        tables.append(confusion(f"{name}: expected code x code given", outcomes))
+        tables.append(Section(f"{name}: every case", CASE_COLUMNS, case_rows(outcomes)))
+    if not notes:
+        notes.append("every case got its expected code and warnings")
+    return Section(TITLE, SUMMARY_COLUMNS, rows, notes, tables)
 
 
-def selected(quick: bool) -> list[Case]:
+def selected(
+    cases: list[Case], quick: bool, codes: set[str] | None = None
+) -> list[Case]:
     if not quick:
-        return list(CASES)
+        return list(cases)
     seen: set[tuple[str, frozenset[str]]] = set()
     chosen = []
-    for case in CASES:
+    for case in cases:
         key = (case.code, case.warnings)
-        if key not in seen:
+        if key not in seen and (codes is None or case.code in codes):
             seen.add(key)
             chosen.append(case)
     return chosen
 
 
-def row(outcome: Outcome) -> list[object]:
-    case = outcome.case
-    given = outcome.code if outcome.code == case.code else f"**{outcome.code}**"
-    expected_warnings = ", ".join(sorted(case.warnings))
-    warnings = ", ".join(sorted(outcome.warnings)) or "-"
-    if outcome.warnings != case.warnings:
-        warnings = f"**{warnings}** (expected {expected_warnings or 'none'})"
+def run_all(cases: list[Case], runner: Callable[[Case], Outcome]) -> list[Outcome]:
+    return [runner(case) for case in cases]
+
+
+def summary_row(name: str, outcomes: list[Outcome]) -> list[object]:
+    correct = [o for o in outcomes if o.case.kind == "correct"]
+    expected_pass = [o for o in outcomes if o.case.code == MEMORIZED]
+    bugs = [o for o in outcomes if o.case.kind == "bug"]
+    expected = sum(len(o.case.warnings) for o in outcomes)
+    shown = sum(len(o.case.warnings & o.warnings) for o in outcomes)
+    extra = sum(len(o.warnings - o.case.warnings) for o in outcomes)
+    right = sum(o.code == o.case.code for o in bugs)
+    trained = [o for o in bugs if o.result.steps]
+    costliest = max(trained, key=lambda o: o.probe_cost, default=None)
+    slowest = max(outcomes, key=lambda o: o.seconds)
+    cost = "-"
+    if costliest is not None:
+        cost = f"{costliest.probe_cost:.1f}x ({costliest.case.name})"
     return [
-        case.name,
-        case.architecture,
-        case.bug or "(correct model)",
-        case.code,
-        given,
-        warnings,
-        outcome.result.steps,
-        _probes(outcome),
-        round(outcome.seconds, 2),
+        name,
+        len(outcomes),
+        f"{sum(o.result.passed and not o.warnings for o in correct)}/{len(correct)}",
+        f"{sum(o.result.verdict == 'fail' for o in bugs)}/{len(bugs)}",
+        f"{right}/{len(bugs)} ({_percent(right, len(bugs))})",
+        f"{shown}/{expected}, {extra} unexpected",
+        sum(not o.result.passed for o in expected_pass),
+        sum(o.result.verdict != "fail" for o in bugs),
+        cost,
+        f"{slowest.seconds:.1f} s ({slowest.case.name})",
+        f"{sum(o.seconds for o in outcomes):.0f} s",
     ]
+
+
+def misses(name: str, outcomes: list[Outcome]) -> list[str]:
+    return [
+        f"{name} {o.case.name}: expected {_label(o.case.code, o.case.warnings)},"
+        f" given {_label(o.code, o.warnings)}"
+        for o in outcomes
+        if not o.right
+    ]
+
+
+def confusion(title: str, outcomes: list[Outcome]) -> Section:
+    counts = Counter((o.case.code, o.code) for o in outcomes)
+    expected = sorted({o.case.code for o in outcomes}, key=_code_order)
+    given = sorted({o.code for o in outcomes}, key=_code_order)
+    rows = [[code, *(counts[code, g] or "" for g in given)] for code in expected]
+    return Section(title, ["expected \\ given", *given], rows)
+
+
+def _code_order(code: str) -> tuple[int, str]:
+    return (code != MEMORIZED, code)
+
+
+def case_rows(outcomes: list[Outcome]) -> list[list[object]]:
+    rows = []
+    for outcome in outcomes:
+        case = outcome.case
+        given = outcome.code if outcome.code == case.code else f"**{outcome.code}**"
+        warnings = ", ".join(sorted(outcome.warnings)) or "-"
+        if outcome.warnings != case.warnings:
+            expected = ", ".join(sorted(case.warnings)) or "none"
+            warnings = f"**{warnings}** (expected {expected})"
+        rows.append(
+            [
+                case.name,
+                case.architecture,
+                case.bug or "(correct model)",
+                case.code,
+                given,
+                warnings,
+                outcome.result.steps,
+                _probes(outcome),
+                round(outcome.seconds, 2),
+            ]
+        )
+    return rows
 
 
 def _probes(outcome: Outcome) -> str:
@@ -83,32 +185,8 @@ def _probes(outcome: Outcome) -> str:
     return f"{len(outcome.probe_steps)} ({sum(outcome.probe_steps)} steps)"
 
 
-def summary(outcomes: list[Outcome]) -> list[str]:
-    correct = [o for o in outcomes if o.case.kind == "correct"]
-    bugs = [o for o in outcomes if o.case.kind == "bug"]
-    warned = [o for o in outcomes if o.case.warnings]
-    passed = sum(o.result.passed and not o.warnings for o in correct)
-    caught = sum(o.result.verdict == "fail" for o in bugs)
-    right = sum(o.code == o.case.code for o in bugs)
-    shown = sum(o.warnings == o.case.warnings for o in warned)
-    seconds = sum(o.seconds for o in outcomes)
-    slowest = max(outcomes, key=lambda o: o.seconds)
-    trained = [o for o in bugs if o.result.steps]
-    costliest = max(trained, key=lambda o: o.probe_cost, default=None)
-    lines = [
-        f"correct models passed, with no warning: {passed}/{len(correct)}",
-        f"bugs caught (verdict fail): {caught}/{len(bugs)}",
-        f"right diagnosis code: {right}/{len(bugs)} ({_percent(right, len(bugs))})",
-        f"expected warnings shown: {shown}/{len(warned)}",
-        f"{len(outcomes)} cases in {seconds:.1f} s; slowest {slowest.case.name}"
-        f" ({slowest.seconds:.1f} s, training plus probes)",
-    ]
-    if costliest is not None:
-        lines.append(
-            f"probes cost at most {costliest.probe_cost:.1f}x the run's own steps"
-            f" ({costliest.case.name}: {len(costliest.probe_steps)} re-runs)"
-        )
-    return lines
+def _label(code: str, warnings: frozenset[str]) -> str:
+    return code + (f" + {', '.join(sorted(warnings))}" if warnings else "")
 
 
 def _percent(part: int, whole: int) -> str:

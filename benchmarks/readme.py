@@ -17,8 +17,8 @@ HERE = Path(__file__).resolve().parent
 README = HERE.parent / "README.md"
 BEGIN, END = "<!-- benchmarks: begin -->", "<!-- benchmarks: end -->"
 PLACEHOLDER = "<!-- SECTION: benchmarks -->"
-# Sections quoted by their summary notes only; their full tables are in the report.
-SUMMARY_ONLY = ("Diagnosis catalog",)
+# Tables the README leaves out; they are in the full report (one row per case).
+REPORT_ONLY = ": every case"
 
 INTRO = """\
 ## Benchmarks
@@ -42,9 +42,8 @@ def render(report: dict) -> str:
         f" {machine['benchmark seconds']} s in all.\n"
     )
     for data in report["sections"]:
-        section = Section(**data)
-        if section.title.startswith(SUMMARY_ONLY):
-            section = Section(section.title, ["summary"], [[n] for n in section.notes])
+        section = Section.from_json(data)
+        section.tables = [t for t in section.tables if REPORT_ONLY not in t.title]
         lines.append(section.to_markdown())
     lines.append(END)
     return "\n".join(lines)

@@ -18,14 +18,22 @@ class Section:
     columns: list[str]
     rows: list[list[object]]
     notes: list[str] = field(default_factory=list)
+    # further tables under this one's heading (a catalog's confusion matrices)
+    tables: list[Section] = field(default_factory=list)
 
-    def to_markdown(self) -> str:
-        lines = [f"### {self.title}", ""]
+    @classmethod
+    def from_json(cls, data: dict) -> Section:
+        tables = [cls.from_json(table) for table in data.get("tables", [])]
+        return cls(**{**data, "tables": tables})
+
+    def to_markdown(self, level: int = 3) -> str:
+        lines = [f"{'#' * level} {self.title}", ""]
         lines.append("| " + " | ".join(self.columns) + " |")
         lines.append("|" + " --- |" * len(self.columns))
         lines += ["| " + " | ".join(map(_cell, row)) + " |" for row in self.rows]
         lines += [""] + [f"- {note}" for note in self.notes]
-        return "\n".join(lines).rstrip() + "\n"
+        text = "\n".join(lines).rstrip() + "\n"
+        return "\n".join([text, *(t.to_markdown(level + 1) for t in self.tables)])
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -75,6 +75,25 @@ def test_malformed_toml_names_the_file(tmp_path: Path) -> None:
         config.tool_table(tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        (b"\xff[tool.mlsmoke]\n", "byte 0xff at offset 0 (line 1, column 1)"),
+        (b'[tool.mlsmoke]\npython = "caf\xe9"\n', "offset 28 (line 2, column 14)"),
+        (b"# \xe2\x82\n", "byte 0xe2 at offset 2 (line 1, column 3)"),  # cut short
+    ],
+)
+def test_a_byte_that_is_not_utf8_names_the_file_and_the_offset(
+    tmp_path: Path, content: bytes, where: str
+) -> None:
+    (tmp_path / "pyproject.toml").write_bytes(content)
+    with pytest.raises(ConfigError) as raised:
+        config.tool_table(tmp_path)
+    message = str(raised.value)
+    assert message.startswith(f"{tmp_path / 'pyproject.toml'}: not UTF-8: ")
+    assert where in message
+
+
 def test_a_hook_section_that_is_not_a_table_names_its_key(tmp_path: Path) -> None:
     write_pyproject(tmp_path, '[tool.mlsmoke]\nstrict-mode = "on"\n')
     with pytest.raises(ConfigError, match="tool.mlsmoke.strict-mode: expected a table"):

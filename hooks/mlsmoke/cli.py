@@ -12,7 +12,8 @@ import sys
 from collections.abc import Sequence
 
 from mlsmoke import __version__
-from mlsmoke.errors import EXIT_INTERRUPTED, MlsmokeError
+from mlsmoke.errors import EXIT_INTERRUPTED, MlsmokeError, Terminated
+from mlsmoke.signals import signal_name, stdout_closed, terminated_on_signals
 
 # subcommand -> (module whose main(argv) runs it, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -52,7 +53,19 @@ def _top_level_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
+    """Run one subcommand; exit codes: 0 pass, 1 fail, 2 usage/config/environment,
+    130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, 141 stdout closed by its reader."""
+    try:
+        with terminated_on_signals():
+            try:
+                return _run(list(sys.argv[1:] if argv is None else argv))
+            finally:  # argparse's --help and usage errors exit through here too
+                sys.stdout.flush()
+    except BrokenPipeError:
+        return stdout_closed()
+
+
+def _run(args: list[str]) -> int:
     if not args or args[0] not in COMMANDS:
         _top_level_parser().parse_args(args or ["--help"])
     command, rest = args[0], args[1:]
@@ -60,11 +73,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return module.main(rest)
     except MlsmokeError as error:
-        print(f"mlsmoke {command}: {error}", file=sys.stderr)
+        _say(f"mlsmoke {command}: {error}")
         return error.exit_code
     except KeyboardInterrupt:
-        print(f"mlsmoke {command}: interrupted", file=sys.stderr)
+        _say(f"mlsmoke {command}: interrupted")
         return EXIT_INTERRUPTED
+    except Terminated as stop:
+        _say(f"mlsmoke {command}: stopped by {signal_name(stop.signum)}")
+        return stop.exit_code
+
+
+def _say(message: str) -> None:
+    """One line on stderr, if stderr is still there (a hangup may have closed it)."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

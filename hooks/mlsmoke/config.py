@@ -56,14 +56,27 @@ def read_pyproject(root: Path) -> dict[str, Any]:
     """The parsed pyproject.toml of ``root``; an empty dict when there is none."""
     path = root / PYPROJECT
     try:
-        with path.open("rb") as file:
-            return tomllib.load(file)
+        data = path.read_bytes()
     except FileNotFoundError:
         return {}
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: {not_utf8(data, error)}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+
+
+def not_utf8(data: bytes, error: UnicodeDecodeError) -> str:
+    """Where ``data`` stops being UTF-8, as users find it: byte offset, line, column."""
+    line = data.count(b"\n", 0, error.start) + 1
+    column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+    return (
+        f"not UTF-8: byte 0x{data[error.start]:02x} at offset {error.start}"
+        f" (line {line}, column {column}); TOML files must be UTF-8"
+    )
 
 
 def tool_table(root: Path) -> dict[str, Any]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM; 129 (128 + SIGHUP) for a hangup
 
 
 class MlsmokeError(Exception):
@@ -28,3 +29,22 @@ class ConfigError(MlsmokeError):
 
 class EnvironmentProblem(MlsmokeError):
     """The project's environment cannot run the hook (no interpreter, no module)."""
+
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell shows for `cat big | head -1`
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP reached mlsmoke (a cancelled CI job, a closed terminal).
+
+    A BaseException, like KeyboardInterrupt: no ``except Exception`` may swallow it on
+    its way to the CLI, which exits 128 + the signal's number.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum

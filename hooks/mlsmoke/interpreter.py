@@ -51,9 +51,26 @@ for name in sys.argv[1:]:
 print(json.dumps({"found": found, "version": list(sys.version_info[:3])}))
 """
 
+# The child dies with the hook: on Linux its parent-death signal is SIGKILL, so even a
+# SIGKILL of the hook (which no handler sees) does not leave it running as an orphan.
+# Checking the hook is still there afterwards closes the race of a hook that died
+# before prctl. (Through a wrapper that forks, the parent is the wrapper.)
 _BOOTSTRAP = """\
-import importlib.util, runpy, sys
-package, module = sys.argv.pop(1), sys.argv.pop(1)
+import importlib.util, os, runpy, sys
+package, parent, module = sys.argv.pop(1), int(sys.argv.pop(1)), sys.argv.pop(1)
+if sys.platform.startswith("linux"):
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            os._exit(143)
+        except OSError:
+            pass
 spec = importlib.util.spec_from_file_location(
     "mlsmoke", package + "/__init__.py", submodule_search_locations=[package]
 )
@@ -170,7 +187,7 @@ def probe_modules(python: Path, modules: Sequence[str]) -> dict[str, str]:
 def module_command(python: Path, module: str, *args: str) -> list[str]:
     """The argv that runs ``python -m <module> args`` with this mlsmoke importable."""
     package = str(Path(mlsmoke.__file__).resolve().parent)
-    return [str(python), "-c", _BOOTSTRAP, package, module, *args]
+    return [str(python), "-c", _BOOTSTRAP, package, str(os.getpid()), module, *args]
 
 
 def _resolve_configured(root: Path, value: str, key: str) -> Path:

@@ -9,10 +9,12 @@ is what an editable install sees. cookiecutter is an optional extra,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -109,13 +111,14 @@ def generate(
     quiet = logging.NullHandler()
     logging.getLogger("cookiecutter").addHandler(quiet)
     try:
-        generated = cookiecutter(
-            str(template),
-            no_input=no_input,
-            extra_context=dict(answers),
-            output_dir=str(project_dir.parent),
-            overwrite_if_exists=project_dir.is_dir(),
-        )
+        with _private_tempdir():
+            generated = cookiecutter(
+                str(template),
+                no_input=no_input,
+                extra_context=dict(answers),
+                output_dir=str(project_dir.parent),
+                overwrite_if_exists=project_dir.is_dir(),
+            )
     except FailedHookException:
         raise UsageError(
             "the template rejected these answers (see the errors above)"
@@ -125,6 +128,23 @@ def generate(
     finally:
         logging.getLogger("cookiecutter").removeHandler(quiet)
     return Path(generated)
+
+
+@contextlib.contextmanager
+def _private_tempdir() -> Iterator[None]:
+    """Point ``tempfile`` at a directory of our own for the block, then remove it.
+
+    cookiecutter renders each template hook, the user's answers included, to a
+    ``NamedTemporaryFile(delete=False)`` that it never deletes; this way it goes with
+    the directory, whether generation succeeds or fails.
+    """
+    saved = tempfile.tempdir
+    with tempfile.TemporaryDirectory(prefix="mlsmoke-new-") as scratch:
+        tempfile.tempdir = scratch
+        try:
+            yield
+        finally:
+            tempfile.tempdir = saved
 
 
 def next_steps(project: Path, answers: Mapping[str, Any]) -> str:

@@ -1,16 +1,21 @@
-"""The mlsmoke release a generated project's hooks come from.
+"""The mlsmoke release a generated project's hooks come from, and the revs of the
+third-party hooks it runs.
 
-The version has one home, ``__version__`` in mlsmoke's ``__init__.py``. This Jinja
-extension reads it there and gives the template ``mlsmoke_repo`` and ``mlsmoke_rev``,
-so a release updates every generated ``.pre-commit-config.yaml``. It works from a
-checkout (``cookiecutter <repo> --directory templates/ml-project``) and from the copy of
-the template shipped inside the mlsmoke package.
+Each has one home in the mlsmoke package: the version is ``__version__`` in its
+``__init__.py``, the third-party revs are ``HOOK_REPOS`` in ``hook_repos.py``. This
+Jinja extension reads them there and gives the template ``mlsmoke_repo``,
+``mlsmoke_rev`` and ``hook_repos``, so a release or a version bump updates every
+generated ``.pre-commit-config.yaml``. It works from a checkout (``cookiecutter <repo>
+--directory templates/ml-project``) and from the copy of the template shipped inside the
+mlsmoke package, where mlsmoke may not be importable: it reads files, not modules.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
+from typing import Any
 
 from jinja2 import Environment
 from jinja2.ext import Extension
@@ -20,29 +25,47 @@ UPSTREAM_URL = "https://github.com/mlsmoke/mlsmoke"
 _HERE = Path(__file__).resolve().parent
 # The template sits at templates/ml-project in a checkout, and at mlsmoke/template in an
 # installed package.
-_VERSION_FILES = (
-    _HERE.parents[1] / "hooks" / "mlsmoke" / "__init__.py",
-    _HERE.parent / "__init__.py",
-)
+_PACKAGE_DIRS = (_HERE.parents[1] / "hooks" / "mlsmoke", _HERE.parent)
 _VERSION = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+
+
+def _package_file(name: str) -> Path:
+    """``name`` in the mlsmoke package next to this template."""
+    for directory in _PACKAGE_DIRS:
+        if (directory / name).is_file():
+            return directory / name
+    searched = ", ".join(str(directory / name) for directory in _PACKAGE_DIRS)
+    raise RuntimeError(f"mlsmoke's {name} not found: {searched}")
 
 
 def mlsmoke_version() -> str:
     """``__version__`` from the mlsmoke package next to this template."""
-    for path in _VERSION_FILES:
-        if path.is_file():
-            match = _VERSION.search(path.read_text(encoding="utf-8"))
-            if match:
-                return match.group(1)
-    searched = ", ".join(str(path) for path in _VERSION_FILES)
-    raise RuntimeError(f"mlsmoke's __version__ not found in: {searched}")
+    path = _package_file("__init__.py")
+    match = _VERSION.search(path.read_text(encoding="utf-8"))
+    if not match:
+        raise RuntimeError(f"no __version__ in {path}")
+    return match.group(1)
+
+
+def hook_repos() -> dict[str, Any]:
+    """``HOOK_REPOS`` from the mlsmoke package next to this template (a literal)."""
+    path = _package_file("hook_repos.py")
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "HOOK_REPOS"
+            for target in node.targets
+        ):
+            return ast.literal_eval(node.value)
+    raise RuntimeError(f"no HOOK_REPOS in {path}")
 
 
 class MlsmokeRelease(Extension):
-    """Adds ``mlsmoke_repo`` and ``mlsmoke_rev`` (``v<version>``) to the globals."""
+    """Adds ``mlsmoke_repo``, ``mlsmoke_rev`` (``v<version>``) and ``hook_repos``."""
 
     def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
         environment.globals.update(
-            mlsmoke_repo=UPSTREAM_URL, mlsmoke_rev=f"v{mlsmoke_version()}"
+            mlsmoke_repo=UPSTREAM_URL,
+            mlsmoke_rev=f"v{mlsmoke_version()}",
+            hook_repos=hook_repos(),
         )

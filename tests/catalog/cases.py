@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch.nn import functional as F
 
-from . import bugs, models
+from . import bugs, curve_bugs, models
 
 MEMORIZED = "memorized"
 
@@ -100,6 +100,15 @@ CORRECT = [
     Case("gpt", LM, models.TinyGPT, models.token_batch),
     Case("bert", HF, models.TinyBertForSequenceClassification, models.text_batch),
     Case("bert-frozen-embeddings", HF, bert_with_frozen_embeddings, models.text_batch),
+    Case(
+        "mlp-gaussian-nll-with-target-loss",
+        MLP,
+        curve_bugs.GaussianRegressor,
+        curve_bugs.regression_batch,
+        loss=curve_bugs.gaussian_nll,
+        options={"target-loss": -1.0},
+        bug="(correct: a learned variance, the loss rightly goes below 0)",
+    ),
 ]
 
 BUGS = [
@@ -368,6 +377,74 @@ BUGS = [
         loss=bugs.mse,
         options={"optimizer": "sgd", "lr": 0.3},
         bug="input features with scales from 1 to 0.01: ill-conditioned",
+    ),
+    # objective bounds, the lr range test, floors
+    Case(
+        "gru-nll-of-logits",
+        GRU,
+        models.GRUClassifier,
+        models.sequence_batch,
+        "wrong-objective",
+        says="falls below zero without bound",
+        loss=curve_bugs.nll_of_logits,
+        warnings=frozenset({"init-loss"}),
+        bug="nll_loss on raw logits (log_softmax forgotten): 0.06 at init",
+    ),
+    Case(
+        "mlp-nll-of-logits-with-target-ratio",
+        MLP,
+        models.MLPClassifier,
+        models.classification_batch,
+        "wrong-objective",
+        says="negative at init",
+        loss=curve_bugs.nll_of_logits,
+        options={"target-ratio": 0.05},
+        warnings=frozenset({"init-loss"}),
+        bug="nll_loss on raw logits, negative at init, explicit target-ratio",
+    ),
+    Case(
+        "mlp-lr-seven-decades-low",
+        MLP,
+        models.MLPClassifier,
+        models.classification_batch,
+        "lr-too-low",
+        says="the batch is memorized",
+        loss=models.cross_entropy,
+        options={"lr": 1e-7},
+        bug="Adam at lr 1e-7",
+    ),
+    Case(
+        "mlp-sgd-oscillates",
+        MLP,
+        curve_bugs.narrow_mlp,
+        curve_bugs.unnormalized_batch,
+        "lr-too-high",
+        says="at lr 0.01 it memorized",
+        loss=models.cross_entropy,
+        options={"optimizer": "sgd", "lr": 0.1},
+        warnings=frozenset({"init-loss"}),
+        bug="SGD at lr 0.1 on unnormalized features: jagged, then dead",
+    ),
+    Case(
+        "mlp-lambda-lr-zero",
+        MLP,
+        models.MLPClassifier,
+        models.classification_batch,
+        "lr-too-low",
+        says="the scheduler LambdaLR sets it to 0",
+        loss=models.cross_entropy,
+        optimizer=curve_bugs.warmup_that_never_starts,
+        bug="LambdaLR returning 0: a warmup that never starts",
+    ),
+    Case(
+        "mlp-double-softmax",
+        MLP,
+        curve_bugs.MLPWithSoftmaxOutput,
+        models.classification_batch,
+        "not-learning",
+        says="levels off at a floor of 0.74",
+        loss=models.cross_entropy,
+        bug="softmax in forward, then cross_entropy: probabilities as logits",
     ),
     # determinism
     Case(

@@ -51,6 +51,15 @@ def gaussian_nll(model: nn.Module, batch: tuple) -> torch.Tensor:
 # --- learning rate --------------------------------------------------------------------
 
 
+def narrow_mlp() -> MLPClassifier:
+    return MLPClassifier(hidden=16)
+
+
+def unnormalized_batch() -> tuple[torch.Tensor, torch.Tensor]:
+    x, y = models.classification_batch()
+    return 30.0 * x, y  # features with a std of 30: a steep loss surface
+
+
 def sgd_on_a_steep_valley(params: Any) -> torch.optim.Optimizer:
     return torch.optim.SGD(params, lr=0.1, momentum=0.9)  # bug: 10x the stable lr
 

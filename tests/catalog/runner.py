@@ -38,8 +38,8 @@ class Outcome:
         return sum(self.probe_steps) / max(self.result.steps, 1)
 
 
-def run_case(case: Case) -> Outcome:
-    """The case on the CPU at the commit tier, with the Python API's settings."""
+def run_case(case: Case, tier: str = "commit") -> Outcome:
+    """The case on the CPU at ``tier``, with the Python API's settings."""
     options = {
         "optimizer": "adam",
         "lr": None,
@@ -51,7 +51,7 @@ def run_case(case: Case) -> Outcome:
         "timeout": None,
     }
     options.update({key.replace("_", "-"): v for key, v in case.options.items()})
-    settings = api._settings(options, "commit")
+    settings = api._settings(options, tier)
     factories = {"model": case.model, "batch": case.batch}
     if case.loss is not None:
         factories["loss"] = case.loss

@@ -208,4 +208,4 @@ def test_a_steady_decay_never_reads_as_unstable(
     start: float, rate: float, steps: int
 ) -> None:
     reading = curve.classify_curve(decay(start, rate, steps), start * 1e-4)
-    assert reading.shape in (curve.FALLING_TOO_SLOWLY, curve.PLATEAU, curve.FALLING)
+    assert reading.shape not in (curve.RISING, curve.EXPLODING, curve.OSCILLATING)

@@ -12,7 +12,7 @@ import torch
 
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.training.evidence import DEVICE_ASSERT, OUT_OF_MEMORY, Evidence
-from mlsmoke.overfit.verdict import diagnoses, probes
+from mlsmoke.overfit.verdict import diagnoses, lr_range, probes
 from mlsmoke.overfit.verdict.checks import batch_mixing, init_loss
 from mlsmoke.overfit.verdict.diagnoses import data_error, no_gradient
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -236,9 +236,17 @@ def test_probes_are_bounded_and_shared_between_diagnoses():
     run = ScriptedRun(evidence, failing)
     found = diagnoses.diagnose(run)
     assert found.code == "not-learning"
-    # lr-too-low and not-learning both read the same two higher-lr probes
-    assert [call["lr_scale"] for call in run.probe_calls] == [10.0, 100.0]
-    assert "at lr 0.1: loss" in "\n".join(found.evidence)
+    scales = [call["lr_scale"] for call in run.probe_calls]
+    # lr-too-low and not-learning read the same range test: each rate probed once
+    assert len(scales) == len(set(scales)) >= 3
+    # both directions, the likely one (up, for a plateau) first
+    assert scales[0] > 1 and min(scales) < 1
+    # short probes, within the budget of 3x the run's steps (the scripted probes
+    # take 39 steps whatever they are asked)
+    assert all(call["max_steps"] < 40 for call in run.probe_calls)
+    budget = lr_range.PROBE_BUDGET * lr_range.MIN_BUDGET_STEPS
+    assert 39 * (len(scales) - 1) < budget
+    assert f"at lr {0.01 * scales[0]:g}: loss" in "\n".join(found.evidence)
 
 
 def test_a_probe_may_take_twice_the_run_never_more_than_the_timeout():
@@ -358,3 +366,126 @@ def test_a_diagnosis_that_breaks_does_not_hide_the_verdict(monkeypatch):
     evidence = Evidence(lr=0.01, max_steps=40, target=0.07, losses=plateau())
     found = diagnoses.diagnose(ScriptedRun(evidence, lambda **overrides: evidence))
     assert found.code == "not-learning"
+
+
+# --- the lr range test, lr 0, objective bounds and floors ---------------------------
+
+
+def lr_response(stable_below: float, target: float = 0.07):
+    """Scripted probes of a model whose curve at lr covers lr x steps x 20 of the way
+    to the target, and that oscillates at rates of ``stable_below`` and above."""
+
+    def probe(**overrides: Any) -> Evidence:
+        lr, steps = overrides["lr"], overrides.get("max_steps", 300)
+        if lr >= stable_below:
+            losses = wobble_losses(steps)
+            return Evidence(lr=lr, target=target, losses=losses)
+        losses = [1.386]
+        for _ in range(steps):
+            losses.append(max(losses[-1] - lr * 20 * (1.386 - target), 0.0))
+            if losses[-1] <= target:
+                return Evidence(lr=lr, target=target, losses=losses, reached=True)
+        return Evidence(lr=lr, target=target, losses=losses)
+
+    return probe
+
+
+def wobble_losses(steps: int) -> list[float]:
+    return [1.386 + 0.4 * (-1) ** i for i in range(min(steps, 40) + 1)]
+
+
+def test_an_lr_seven_decades_low_is_found_by_the_range_test():
+    evidence = Evidence(lr=1e-7, max_steps=300, target=0.07, losses=plateau(301))
+    run_ = ScriptedRun(evidence, lr_response(stable_below=0.05))
+    found = diagnoses.diagnose(run_)
+    assert found.code == "lr-too-low", found.summary
+    working = float(found.summary.split("at lr ")[1].split()[0])
+    assert 1e-4 <= working <= 1e-2 and "memorized" in found.summary
+    spent = sum(call["max_steps"] for call in run_.probe_calls)
+    assert spent <= lr_range.PROBE_BUDGET * 300
+
+
+def test_an_oscillating_curve_is_probed_downward_first():
+    run_ = ScriptedRun(
+        Evidence(lr=0.1, max_steps=300, target=0.07, losses=wobble_losses(300)),
+        lr_response(stable_below=0.05),
+    )
+    found = diagnoses.diagnose(run_)
+    assert found.code == "lr-too-high"
+    assert run_.probe_calls[0]["lr_scale"] == pytest.approx(0.1)
+    assert "at lr 0.01 it memorized" in found.summary
+
+
+def test_a_loss_better_with_every_decade_up_is_lr_too_low_without_memorizing():
+    def improving(**overrides: Any) -> Evidence:
+        # each decade up ends lower, none reaches the target within the probe
+        level = 0.07 + 1.316 * 0.5 ** math.log10(overrides["lr"] / 1e-6)
+        losses = [1.386 - (1.386 - level) * min(1, i / 10) for i in range(41)]
+        return Evidence(lr=overrides["lr"], target=0.07, losses=losses)
+
+    run_ = ScriptedRun(Evidence(lr=1e-6, max_steps=40, target=0.07, losses=plateau()),
+                       improving)  # fmt: skip
+    found = diagnoses.diagnose(run_)
+    assert found.code == "lr-too-low"
+    assert "improves with every decade" in found.summary
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "unscheduled", "says"),
+    [
+        ("LambdaLR", 3e-3, "the scheduler LambdaLR sets it to 0 (the optimizer's own"
+         " lr is 0.003)"),
+        (None, None, "the optimizer SGD (from mypkg.train:make) is built with lr 0"),
+    ],
+)  # fmt: skip
+def test_an_lr_of_zero_is_lr_too_low_naming_where_it_comes_from(
+    scheduler, unscheduled, says
+):
+    evidence = Evidence(lr=0.0, max_steps=40, target=0.07, losses=[1.386] * 41,
+                        lrs=[0.0] * 40, optimizer="SGD", scheduler=scheduler,
+                        optimizer_source="mypkg.train:make",
+                        unscheduled_lr=unscheduled)  # fmt: skip
+    run_ = ScriptedRun(evidence)
+    found = diagnoses.diagnose(run_)
+    assert found.code == "lr-too-low"
+    assert "the learning rate is 0 at every step" in found.summary
+    assert says in found.summary and run_.probe_calls == []
+
+
+def test_a_schedule_that_decays_the_lr_to_nothing_is_lr_too_low():
+    lrs = [3e-3 * 0.5**i for i in range(40)]
+    losses = [1.386 - 0.2 * (1 - 0.5**i) for i in range(41)]
+    evidence = Evidence(lr=3e-3, max_steps=40, target=0.07, losses=losses, lrs=lrs,
+                        optimizer="AdamW", scheduler="StepLR",
+                        optimizer_source="mypkg.train:make")  # fmt: skip
+    found = diagnoses.diagnose(ScriptedRun(evidence))
+    assert found.code == "lr-too-low"
+    assert "StepLR takes it from 0.003 to" in found.summary and "by step 10" in (
+        found.summary
+    )
+
+
+def test_a_loss_that_passes_its_target_below_zero_must_level_off():
+    falling = [0.06, 0.01] + [-0.05 * 1.15**i for i in range(21)]
+    evidence = Evidence(lr=5e-3, max_steps=300, target=0.003, losses=falling,
+                        reached=True, bound_check_from=2)  # fmt: skip
+    found = diagnoses.diagnose(ScriptedRun(evidence))
+    assert found.code == "wrong-objective"
+    assert "falls below zero without bound" in found.summary
+    levelling = [0.06, 0.01] + [-1 + math.exp(-0.5 * i) for i in range(21)]
+    evidence = Evidence(lr=5e-3, max_steps=300, target=0.003, losses=levelling,
+                        reached=True, bound_check_from=2)  # fmt: skip
+    assert diagnoses.diagnose(ScriptedRun(evidence)).code == "memorized"
+
+
+def test_a_floor_above_the_target_is_not_learning_with_the_floor():
+    losses = [0.7437 + 0.642 * math.exp(-0.02 * i) for i in range(301)]
+    evidence = Evidence(lr=5e-3, max_steps=300, target=0.069, losses=losses)
+
+    def same_floor(**overrides: Any) -> Evidence:
+        return Evidence(lr=overrides["lr"], target=0.069, losses=losses[:100])
+
+    found = diagnoses.diagnose(ScriptedRun(evidence, same_floor))
+    assert found.code == "not-learning"
+    assert "levels off at a floor of 0.7437" in found.summary
+    assert any("softmax applied twice" in s for s in found.suggestions)

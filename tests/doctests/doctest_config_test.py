@@ -26,10 +26,11 @@ def test_values_are_read(tmp_path: Path) -> None:
         "[tool.mlsmoke.doctest]\n"
         'optionflags = ["ellipsis", "FAIL_FAST"]\n'
         'exclude = "docs/*"\n'
-        'python = ".venv/bin/python"\n',
+        'python = ".venv/bin/python"\n'
+        "timeout = 5\n",
     )
     assert load_settings(tmp_path) == Settings(
-        ("ELLIPSIS", "FAIL_FAST"), ("docs/*",), ".venv/bin/python"
+        ("ELLIPSIS", "FAIL_FAST"), ("docs/*",), ".venv/bin/python", 5.0
     )
 
 
@@ -39,6 +40,10 @@ def test_values_are_read(tmp_path: Path) -> None:
         (
             "optionflags = ['ELIPSIS']",
             "tool.mlsmoke.doctest.optionflags: unknown option flag 'ELIPSIS'",
+        ),
+        (
+            "timeout = 0",
+            "tool.mlsmoke.doctest.timeout: expected a positive number, got 0",
         ),
         (
             "optionflags = 3",

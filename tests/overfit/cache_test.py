@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import multiprocessing
 import os
+import time
+from pathlib import Path
 
 import pytest
 
+from mlsmoke.errors import ConfigError
 from mlsmoke.globs import glob_regex
+from mlsmoke.overfit.process import cache as cache_module
 from mlsmoke.overfit.process.cache import (
+    CacheNotWritten,
     PassCache,
     cache_key,
     files_digest,
@@ -117,3 +125,137 @@ def test_corrupt_entries_are_ignored(tmp_path, stamp, corrupt):
     assert cache.lookup("k") is None
     cache.store("k", PASS, stamp)  # and overwritten by the next pass
     assert json.loads(entry.read_text())["key"] == "k"
+
+
+def project(root, names):
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(f"# {name}\n")
+    return root
+
+
+@pytest.mark.parametrize("entry", ["src", "src/", "./src", "src/**", "s*"])
+def test_a_directory_in_watch_means_everything_under_it(tmp_path, entry):
+    project(tmp_path, ["src/pkg/model.py", "src/data.csv", "srcs.py", "other.py"])
+    assert watched_files(tmp_path, [entry], "k.watch") == [
+        "src/data.csv",
+        "src/pkg/model.py",
+    ] + (["srcs.py"] if entry == "s*" else [])
+
+
+@pytest.mark.parametrize("entry", ["src", "**/*.pyx", "model.py/"])
+def test_a_watch_entry_that_matches_nothing_is_a_config_error(tmp_path, entry):
+    project(tmp_path, ["pkg/model.py"])
+    with pytest.raises(ConfigError) as raised:
+        watched_files(tmp_path, ["pkg", entry], "tool.mlsmoke.overfit.watch")
+    assert str(raised.value).startswith(
+        f"tool.mlsmoke.overfit.watch: {entry!r} matches no file in {tmp_path}"
+    )
+    assert watched_files(tmp_path, [entry]) == []  # no key path: no error
+
+
+def test_a_change_to_an_imported_file_invalidates_the_pass(tmp_path, stamp):
+    project(tmp_path, ["pkg/model.py", "pkg/layers.py"])
+    cache = PassCache(tmp_path)
+    result = Result("default", Diagnosis("memorized", "ok"), sources=["pkg/model.py",
+                    "pkg/layers.py"])  # fmt: skip
+    cache.store("k", result, stamp, started=time.time() + 1)
+    assert cache.lookup("k") is not None
+    (tmp_path / "pkg/layers.py").write_text("# changed\n")
+    assert cache.lookup("k") is None
+    (tmp_path / "pkg/layers.py").write_text("# pkg/layers.py\n")
+    assert cache.lookup("k") is not None  # the same content again: the same pass
+    (tmp_path / "pkg/model.py").unlink()
+    assert cache.lookup("k") is None
+
+
+def test_a_pass_whose_sources_changed_while_it_ran_is_not_stored(tmp_path, stamp):
+    project(tmp_path, ["pkg/model.py"])
+    started = time.time() - 60
+    os.utime(tmp_path / "pkg/model.py")  # edited after the gate started
+    result = Result("default", Diagnosis("memorized", "ok"), sources=["pkg/model.py"])
+    PassCache(tmp_path).store("k", result, stamp, started)
+    assert PassCache(tmp_path).lookup("k") is None
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"\xff\xfe\x00garbage", b"[" * 100_000, b"", b'{"key": "k", "torch"'],
+    ids=["binary", "deep", "empty", "truncated"],
+)
+def test_garbage_and_truncated_entries_are_misses(tmp_path, stamp, garbage):
+    cache = PassCache(tmp_path)
+    cache.store("k", PASS, stamp)
+    (tmp_path / ".mlsmoke" / "overfit" / "k.json").write_bytes(garbage)
+    assert cache.lookup("k") is None
+
+
+def test_an_entry_without_recorded_sources_is_not_trusted(tmp_path, stamp):
+    cache = PassCache(tmp_path)
+    cache.store("k", PASS, stamp)
+    entry = tmp_path / ".mlsmoke" / "overfit" / "k.json"
+    data = json.loads(entry.read_text())
+    del data["sources"]
+    entry.write_text(json.dumps(data))
+    assert cache.lookup("k") is None
+
+
+class FullDisk(io.StringIO):
+    def write(self, text):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [("write", "No space left on device"), ("create", "Read-only file system")],
+)
+def test_a_cache_that_cannot_be_written_says_so_and_leaves_nothing(
+    tmp_path, stamp, monkeypatch, fault, message
+):
+    (tmp_path / ".mlsmoke" / "overfit").mkdir(parents=True)
+    if fault == "write":
+        monkeypatch.setattr(cache_module.os, "fdopen", lambda fd, *a, **k: (
+            os.close(fd), FullDisk())[1])  # fmt: skip
+    else:
+
+        def read_only(*args, **kwargs):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+        monkeypatch.setattr(cache_module.tempfile, "mkstemp", read_only)
+    with pytest.raises(CacheNotWritten, match=message):
+        PassCache(tmp_path).store("k", PASS, stamp)
+    monkeypatch.undo()
+    assert sorted(p.name for p in (tmp_path / ".mlsmoke").rglob("*")) == ["overfit"]
+    assert PassCache(tmp_path).lookup("k") is None
+
+
+def _hammer(root: str, stamp: dict, rounds: int) -> list[str]:
+    """Store and look up the same key; what each lookup saw."""
+    cache, seen = PassCache(Path(root)), []
+    for _ in range(rounds):
+        cache.store("k", PASS, stamp)
+        hit = cache.lookup("k")
+        seen.append("hit" if hit is not None and hit.losses == PASS.losses else "miss")
+    return seen
+
+
+def test_concurrent_writers_never_leave_half_an_entry(tmp_path, stamp):
+    context = multiprocessing.get_context("fork")
+    with context.Pool(4) as pool:
+        seen = pool.starmap(_hammer, [(str(tmp_path), stamp, 40)] * 4)
+    assert {outcome for run in seen for outcome in run} == {"hit"}
+    assert [p.name for p in (tmp_path / ".mlsmoke" / "overfit").iterdir()] == ["k.json"]
+
+
+def test_pruning_keeps_the_newest_entries(tmp_path, stamp, monkeypatch):
+    monkeypatch.setattr(cache_module, "KEEP_ENTRIES", 3)
+    cache = PassCache(tmp_path)
+    for number in range(5):
+        cache.store(f"k{number}", PASS, stamp)
+        os.utime(cache.directory / f"k{number}.json", (number, number))
+    stale = cache.directory / f".k9.json.x{cache_module.PARTIAL}"
+    stale.write_text("{")
+    os.utime(stale, (0, 0))  # a writer that died long ago
+    cache.store("k5", PASS, stamp)
+    assert sorted(p.name for p in cache.directory.iterdir()) == [
+        "k3.json", "k4.json", "k5.json"]  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import pytest
+from frames import package_frames
 
 from mlsmoke.overfit.gate import run_gate
 from mlsmoke.overfit.process.settings import GateSettings
@@ -87,7 +88,7 @@ def test_configuration_mistakes_are_config_errors_naming_the_key(keys, message):
     assert (result.verdict, result.exit_code) == ("error", 2)
     assert result.diagnosis.code == "config-error"
     assert message in result.diagnosis.summary
-    assert "mlsmoke/overfit" not in report
+    assert package_frames(report) == []
 
 
 def test_loss_not_found_shows_how_to_add_a_loss_callable():
@@ -135,7 +136,7 @@ def test_code_mistakes_fail_with_the_users_line(keys, phase_text, user_line):
     assert phase_text in report
     if user_line:
         assert user_line in report and "bad_inputs.py" in report
-    assert "mlsmoke/overfit" not in report and "ProjectProblem" not in report
+    assert package_frames(report) == [] and "ProjectProblem" not in report
 
 
 def test_a_tuple_batch_for_a_one_input_model_points_at_the_loss_key():
@@ -183,3 +184,17 @@ def test_named_gate_keys_are_named_in_messages():
     settings = GateSettings(name="cnn", model="overfit_models:nope", batch="x:y")
     result, _ = run_gate(settings, device="cpu")
     assert result.diagnosis.summary.startswith("tool.mlsmoke.overfit.cnn.model:")
+
+
+def test_the_headline_draws_the_run_the_diagnosis_is_about():
+    result, report = report_of(gate(loss="bad_inputs:negated_loss"))
+    assert result.diagnosis.code == "wrong-objective"
+    assert result.steps == 0  # the gate's own run stops at once: no target below 0
+    probe = result.diagnosis.losses
+    assert len(probe) > 4 and probe[-1] < probe[0] < 0
+    _, spark, figures = report.splitlines()[:3]
+    assert len(spark.split()[-1]) == min(len(probe), 40)
+    assert figures.startswith(
+        f"  {probe[0]:.4g} -> {probe[-1]:.4g}  in {result.diagnosis.steps} steps, cpu"
+    )
+    assert f"in {result.diagnosis.steps} steps at lr" in report  # the evidence agrees

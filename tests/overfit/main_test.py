@@ -92,7 +92,7 @@ def test_passes_are_cached_failures_rerun_and_watched_files_invalidate(project, 
         ("mlp", "pass", False), ("slow", "fail", False)]  # fmt: skip
     assert set(results[0]) == set(
         "gate verdict diagnosis warnings device steps initial_loss final_loss"
-        " target losses seconds cached".split()
+        " target losses seconds cached tier sources recipe notes".split()
     )
     assert results[0]["diagnosis"]["code"] == "memorized"
     assert results[1]["steps"] == 3 and len(results[1]["losses"]) == 4
@@ -110,7 +110,11 @@ def test_passes_are_cached_failures_rerun_and_watched_files_invalidate(project, 
         file.write("\n# a change to a watched file\n")
     assert main(["--gate", "mlp"]) == 0 and starts(log) == 3
     assert main(["--gate", "mlp", "--no-cache"]) == 0 and starts(log) == 4
+    capsys.readouterr()
     assert main(["--gate", "mlp", "--tier", "pr"]) == 0 and starts(log) == 5
+    assert "overfit mlp: PASS memorized at tier pr\n" in capsys.readouterr().out
+    assert main(["--gate", "mlp", "--tier", "pr"]) == 0 and starts(log) == 5
+    assert "PASS memorized at tier pr (cached)" in capsys.readouterr().out
 
 
 def test_a_cached_pass_does_not_import_torch(project):
@@ -184,12 +188,22 @@ def test_an_interpreter_that_cannot_start_is_an_environment_problem(tmp_path):
         run_worker(tmp_path, tmp_path / "gone" / "python", gates, None, False)
 
 
-def test_a_hung_worker_is_killed_at_its_deadline(project, monkeypatch, capsys):
-    monkeypatch.setattr(spawn, "HANG_GRACE", 0.5)
-    monkeypatch.setattr(spawn, "HANG_FACTOR", 0)
+def test_a_worker_that_never_starts_a_gate_is_killed_at_the_startup_limit(
+    project, monkeypatch, capsys
+):
+    monkeypatch.setattr(spawn, "STARTUP_LIMIT", 0.5)
     root, _ = project
     configure_worker(root, "hanging-python", "exec sleep 60")
     assert main(["--gate", "mlp"]) == 1
     out = capsys.readouterr().out
-    assert "killed after 0 s" in out
-    assert "exited with code -9 before the gate finished" in out
+    assert "overfit mlp: FAIL timeout" in out
+    assert "the worker had not started the gate after 0.5 s" in out
+
+
+def test_a_worker_killed_by_a_signal_says_so(project, capsys):
+    root, _ = project
+    configure_worker(root, "killed-python", "kill -KILL $$")
+    assert main(["--gate", "mlp"]) == 1
+    out = capsys.readouterr().out
+    assert "was killed by SIGKILL before the gate finished" in out
+    assert "out-of-memory killer" in out

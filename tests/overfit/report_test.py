@@ -87,3 +87,33 @@ def test_no_progress_when_not_a_terminal(monkeypatch, capsys):
     lines = io.StringIO('{"gate": "mlp", "step": 0, "loss": 1.5}\n')
     spawn._ProgressDrawer(lines, [GateSettings("mlp", "m:f", "b:f")]).run()
     assert capsys.readouterr().err == ""
+
+
+def test_the_curve_of_the_diagnosis_is_drawn_instead_of_the_gates_own():
+    probe = [-1.5, -4.0, -9.0, -20.0, -29.0]
+    result = Result(
+        gate="neg",
+        diagnosis=Diagnosis("wrong-objective", "falls without bound", losses=probe,
+                            steps=4),
+        device="cpu", steps=0, initial_loss=-1.5, final_loss=-1.5, target=None,
+        losses=[-1.5], seconds=0.25,
+    )  # fmt: skip
+    assert verdict_block(result).splitlines()[1:3] == [
+        "  loss    " + sparkline(probe),
+        "  -1.5 -> -29  in 4 steps, cpu, 0.25 s",
+    ]
+    assert Result.from_json(result.to_json()) == result
+
+
+@pytest.mark.parametrize(
+    ("tier", "cached", "headline"),
+    [
+        ("commit", False, "overfit a: PASS memorized"),
+        ("commit", True, "overfit a: PASS memorized (cached)"),
+        ("pr", False, "overfit a: PASS memorized at tier pr"),
+        ("nightly", True, "overfit a: PASS memorized at tier nightly (cached)"),
+    ],
+)
+def test_the_headline_names_any_tier_but_the_commit_one(tier, cached, headline):
+    result = Result("a", Diagnosis("memorized", "ok"), tier=tier, cached=cached)
+    assert verdict_block(result).splitlines()[0] == headline

@@ -201,6 +201,31 @@ def test_too_late_names_the_command_that_runs_first() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("header", "late", "off"),
+    [
+        ("", "set -e\n", "errexit, nounset and pipefail are"),
+        ("", "set -u\n", "errexit, nounset and pipefail are"),
+        ("", "set -eu\n", "errexit, nounset and pipefail are"),
+        ("set -e\n", "set -u\n", "nounset and pipefail are"),
+        ("set -eu\n", "set -o pipefail\n", None),  # only SM002: nothing stays off
+        ("set -eo pipefail\n", "echo no set\n", "nounset is"),
+    ],
+)
+def test_missing_names_every_option_off_when_the_first_command_runs(
+    header: str, late: str, off: str | None
+) -> None:
+    problems = verdict_of(BASH + header + RUN + late).problems
+    missing = [p.message for p in problems if p.code == "SM001"]
+    if off is None:
+        assert missing == []
+    else:
+        (message,) = missing
+        assert message.startswith(f"{off} off when `python train.py` runs")
+        assert message.endswith("`set -euo pipefail` before it" if not header
+                                else "use `set -euo pipefail`")  # fmt: skip
+
+
 def test_nested_set_is_explained() -> None:
     (problem,) = verdict_of(BASH + "main() {\n  set -euo pipefail\n}\nmain\n").problems
     assert "the `set` on line 3 is inside a function" in problem.message

@@ -6,7 +6,8 @@ from:
 
 - mlsmoke's hooks come from a local git repository (this checkout, committed);
 - each third-party hook becomes a ``repo: local`` hook with ``language: python`` that
-  installs the same pinned version from PyPI through ``additional_dependencies``.
+  installs the same pinned version from PyPI through ``additional_dependencies``, with
+  the hook's own plugins (flake8's torchfix) beside it.
 
 Used by the template's end-to-end test and by ``make demo``. As a script:
 ``python tests/template/offline_config.py CONFIG --hook-repo PATH --rev REV``.
@@ -89,14 +90,21 @@ def local_hooks(repo: Mapping[str, Any]) -> dict[str, Any]:
     hooks = []
     for hook in repo["hooks"]:
         manifest = upstream.hooks[hook["id"]]
+        # The hook's own plugins (flake8's torchfix) install beside the tool itself.
+        plugins = list(hook.get("additional_dependencies", []))
+        options = {
+            key: value
+            for key, value in hook.items()
+            if key not in ("id", "additional_dependencies")
+        }
         hooks.append(
             {
                 "id": hook["id"],
                 "name": hook["id"],
                 "language": "python",
-                "additional_dependencies": [requirement],
+                "additional_dependencies": [requirement, *plugins],
                 **manifest,
-                **{key: value for key, value in hook.items() if key != "id"},
+                **options,
             }
         )
     return {"repo": "local", "hooks": hooks}

@@ -111,6 +111,25 @@ def test_an_invalid_project_name_is_rejected_by_the_template(
     assert not (tmp_path / "My Project").exists()
 
 
+@pytest.mark.parametrize(
+    ("name", "code"), [("tidy", 0), ("Not A Slug", 2)], ids=["generated", "rejected"]
+)
+def test_new_leaves_no_temporary_file(tmp_path: Path, name: str, code: int) -> None:
+    """cookiecutter writes the rendered hook, answers included, to a temporary file it
+    never deletes; mlsmoke new must not leave it (nor anything else) in TMPDIR."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    completed = subprocess.run(
+        [sys.executable, "-m", "mlsmoke", "new", str(tmp_path / name), "--no-input"],
+        env={**os.environ, "TMPDIR": str(scratch)},
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == code, completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert list(scratch.iterdir()) == []
+
+
 def test_missing_cookiecutter_is_a_clear_exit_2(
     tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:

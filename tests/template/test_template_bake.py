@@ -17,6 +17,7 @@ from cookiecutter.exceptions import FailedHookException
 from cookiecutter.main import cookiecutter
 
 import mlsmoke
+from mlsmoke import hook_repos
 
 BIN = Path(sys.executable).parent
 GITHUB_EXPRESSION = re.compile(r"\$\{\{[^{}]*\}\}")
@@ -24,6 +25,7 @@ GITHUB_EXPRESSION = re.compile(r"\$\{\{[^{}]*\}\}")
 DEFAULT_FILES = {
     ".flake8",
     ".github/workflows/ci.yml",
+    ".github/workflows/nightly-gpu.yml",
     ".gitignore",
     ".pre-commit-config.yaml",
     "README.md",
@@ -32,9 +34,11 @@ DEFAULT_FILES = {
     "src/spiral_classifier/__init__.py",
     "src/spiral_classifier/data.py",
     "src/spiral_classifier/model.py",
+    "src/spiral_classifier/recipe.py",
     "tests/test_data.py",
     "tests/test_memorize.py",
     "tests/test_model.py",
+    "tests/test_recipe.py",
     "train.py",
 }
 
@@ -83,7 +87,8 @@ def test_non_default_answers_reach_every_file(bake: Bake) -> None:
     assert pyproject["tool"]["black"]["target-version"] == ["py312"]
     assert pyproject["tool"]["mlsmoke"]["overfit"] == {
         "model": f"{package}.model:build_model",
-        "batch": f"{package}.data:example_batch",
+        "batch": f"{package}.data:train_loader",
+        "optimizer": f"{package}.recipe:make_optimizer",
     }
     workflow = yaml.safe_load((project / ".github/workflows/ci.yml").read_text())
     steps = workflow["jobs"]["test"]["steps"]
@@ -135,6 +140,26 @@ def test_github_expressions_survive_in_the_workflow(bake: Bake) -> None:
     assert "--index-url https://download.pytorch.org/whl/cpu" in workflow
     assert "pre-commit run doctest" in workflow
     assert "pre-commit run overfit-batch" in workflow
+
+
+def test_nightly_gpu_workflow_stays_off_until_a_runner_is_registered(
+    bake: Bake,
+) -> None:
+    path = bake(**NON_DEFAULT) / ".github/workflows/nightly-gpu.yml"
+    workflow = yaml.safe_load(path.read_text())
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as a boolean
+    assert triggers["schedule"][0]["cron"]
+    assert "workflow_dispatch" in triggers
+    job = workflow["jobs"]["nightly"]
+    assert job["if"] == "${{ vars.MLSMOKE_GPU_RUNNER == 'true' }}"
+    assert job["runs-on"] == ["self-hosted", "gpu"]
+    commands = [step.get("run", "") for step in job["steps"]]
+    assert any('"torch==2.12.1"' in command for command in commands)
+    assert any(
+        "mlsmoke overfit --tier nightly --device cuda" in command
+        for command in commands
+    )
+    assert any("pytest -m slow" in command for command in commands)
 
 
 def test_precommit_config_wires_every_hook_and_skips_two_on_precommit_ci(
@@ -191,12 +216,60 @@ def test_a_release_changes_the_rev_from_one_place(
     package = checkout / "hooks" / "mlsmoke"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text('__version__ = "9.8.7"\n')
+    shutil.copy(Path(hook_repos.__file__), package / "hook_repos.py")
     # The extension module is cached by name; make cookiecutter load the copy's.
     monkeypatch.delitem(sys.modules, "mlsmoke_release", raising=False)
     project = bake(checkout / "templates" / "ml-project")
     config = (project / ".pre-commit-config.yaml").read_text()
     assert "rev: v9.8.7" in config
     assert f"v{mlsmoke.__version__}" not in config
+
+
+def test_third_party_revs_and_plugins_are_those_of_hook_repos(bake: Bake) -> None:
+    config = yaml.safe_load((bake() / ".pre-commit-config.yaml").read_text())
+    pinned = {
+        repo["repo"]: (repo["rev"], repo["hooks"][0].get("additional_dependencies"))
+        for repo in config["repos"][:-1]
+    }
+    assert pinned == {
+        entry["repo"]: (entry["rev"], entry.get("additional_dependencies"))
+        for entry in hook_repos.HOOK_REPOS.values()
+    }
+
+
+def test_hook_repos_fill_renders_the_config_as_cookiecutter_does(bake: Bake) -> None:
+    """What code reading the template's config as text (mlsmoke init) gets."""
+    source = TEMPLATE / "{{cookiecutter.project_slug}}" / ".pre-commit-config.yaml"
+    filled = hook_repos.fill(source.read_text())
+    filled = filled.replace("{{ mlsmoke_repo }}", "https://github.com/mlsmoke/mlsmoke")
+    filled = filled.replace("{{ mlsmoke_rev }}", f"v{mlsmoke.__version__}")
+    assert "{{" not in filled
+    assert filled == (bake() / ".pre-commit-config.yaml").read_text()
+
+
+def test_hook_repos_fill_names_a_placeholder_it_cannot_fill() -> None:
+    with pytest.raises(KeyError, match="no black.tag in HOOK_REPOS"):
+        hook_repos.fill("rev: {{ hook_repos.black.tag }}")
+
+
+def test_a_hook_version_bump_is_one_edit_in_hook_repos(
+    bake: Bake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkout = tmp_path / "checkout"
+    shutil.copytree(TEMPLATE, checkout / "templates" / "ml-project")
+    package = checkout / "hooks" / "mlsmoke"
+    shutil.copytree(Path(mlsmoke.__file__).parent, package)
+    source = (package / "hook_repos.py").read_text()
+    bumped = source.replace('"rev": "7.5.0"', '"rev": "7.9.9"').replace(
+        "torchfix==0.7.0", "torchfix==0.9.9"
+    )
+    assert bumped.count("9.9") == 2
+    (package / "hook_repos.py").write_text(bumped)
+    monkeypatch.delitem(sys.modules, "mlsmoke_release", raising=False)
+    config = bake(checkout / "templates" / "ml-project") / ".pre-commit-config.yaml"
+    flake8 = yaml.safe_load(config.read_text())["repos"][2]
+    assert flake8["rev"] == "7.9.9"
+    assert flake8["hooks"][0]["additional_dependencies"] == ["torchfix==0.9.9"]
 
 
 @pytest.mark.parametrize("answers", [{}, NON_DEFAULT], ids=["default", "non-default"])

@@ -149,42 +149,97 @@ def test_first_commit_goes_through_every_hook(project: Project) -> None:
     assert EVERY_HOOK <= passed_hooks(output), output
 
 
+MODEL = f"src/{PACKAGE}/model.py"
+RECIPE = f"src/{PACKAGE}/recipe.py"
+DATA = f"src/{PACKAGE}/data.py"
+
+
+@dataclass(frozen=True)
+class Bug:
+    """A change to one file of the project, and what the blocked commit must show."""
+
+    path: str
+    original: str
+    buggy: str
+    hook: str
+    shows: tuple[str, ...]
+
+
 BLOCKS = "self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_blocks))"
+SCHEDULE = """    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: lr_factor(step, config)
+    )
+"""
+HALVING = (
+    "    scheduler = torch.optim.lr_scheduler.StepLR("
+    "optimizer, step_size=1, gamma=0.5)\n"
+)
 BUGS = {
     # A freeze call in the wrong place: every layer built before it stops training.
-    "frozen-layers": (
+    "frozen-layers": Bug(
+        MODEL,
         f"{BLOCKS}\n",
         f"{BLOCKS}\n        self.requires_grad_(False)\n",
-        "no-gradient",
+        "overfit-batch",
+        ("FAIL no-gradient",),
     ),
-    "flipped-loss-sign": (
+    "flipped-loss-sign": Bug(
+        MODEL,
         "loss = F.cross_entropy(logits, targets)",
         "loss = -F.cross_entropy(logits, targets)",
-        "wrong-objective",
+        "overfit-batch",
+        ("FAIL wrong-objective",),
+    ),
+    # The gate trains with train.py's recipe, so a typo in it fails at commit time.
+    "training-lr-typed-as-3e-6": Bug(
+        RECIPE,
+        "lr: float = 3e-3",
+        "lr: float = 3e-6",
+        "overfit-batch",
+        ("FAIL lr-too-low",),
+    ),
+    "scheduler-halves-the-lr-every-step": Bug(
+        RECIPE, SCHEDULE, HALVING, "overfit-batch", ("FAIL lr-too-low", "StepLR")
+    ),
+    # TorchFix's TOR401, turned on by the project's .flake8.
+    "loader-without-workers": Bug(
+        DATA,
+        "num_workers=config.num_workers,",
+        "num_workers=0,",
+        "flake8",
+        ("TOR401",),
     ),
 }
+
+
+def hook_output(output: str, hook: str) -> str:
+    """The part of pre-commit's ``output`` that one failing hook printed."""
+    marker = f"- hook id: {hook}\n"
+    assert marker in output, output
+    return output.split(marker, 1)[1].split("\n- hook id:", 1)[0]
 
 
 @pytest.mark.parametrize("bug", BUGS)
 def test_training_bug_blocks_the_commit_with_its_diagnosis(
     project: Project, bug: str
 ) -> None:
-    model = project.path / "src" / PACKAGE / "model.py"
+    path = project.path / BUGS[bug].path
     # The change being committed: a new name, and the bug that came with it.
-    original, buggy, code = BUGS[bug]
-    assert original in model.read_text()
+    original, buggy = BUGS[bug].original, BUGS[bug].buggy
+    assert original in path.read_text()
     change = f"\n\n\nREVISION_{bug.replace('-', '_').upper()} = 1\n"
-    correct = model.read_text().rstrip("\n") + change
-    model.write_text(correct.replace(original, buggy))
+    correct = path.read_text().rstrip("\n") + change
+    path.write_text(correct.replace(original, buggy))
 
     blocked = project.commit(f"Introduce {bug}")
     output = blocked.stdout + blocked.stderr
     assert blocked.returncode != 0, output
-    assert "- hook id: overfit-batch" in output
-    assert f"FAIL {code}" in output, output
+    shown = hook_output(output, BUGS[bug].hook)
+    for text in BUGS[bug].shows:
+        assert text in shown, output
     assert project.run("git", "status", "--porcelain").stdout.strip()
 
-    model.write_text(correct)
+    path.write_text(correct)
     fixed = project.commit("Add a constant, without the bug")
     output = fixed.stdout + fixed.stderr
     assert fixed.returncode == 0, output

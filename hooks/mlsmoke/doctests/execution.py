@@ -16,6 +16,7 @@ import sys
 import traceback
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from mlsmoke.doctests.documents import document_kind, example_text
 from mlsmoke.doctests.modules import (
@@ -38,12 +39,51 @@ _MACHINERY = (
 )
 
 
-class CollectingRunner(doctest.DocTestRunner):
-    """A DocTestRunner that keeps its failures as records instead of printing them."""
+# Output kept per example: an example printing in a loop must not fill the memory.
+OUTPUT_CAP = 256 * 1024  # characters
 
-    def __init__(self, optionflags: int) -> None:
+
+class CappedOutput(doctest._SpoofOut):  # type: ignore[name-defined]
+    """doctest's capture of an example's output, keeping its first ``cap``
+    characters and counting the rest."""
+
+    def __init__(self, cap: int = OUTPUT_CAP) -> None:
+        super().__init__()
+        self.cap, self.dropped = cap, 0
+
+    def write(self, text: str) -> int:
+        room = max(self.cap - self.tell(), 0)
+        if len(text) > room:
+            self.dropped += len(text) - room
+            super().write(text[:room])
+            return len(text)
+        return super().write(text)
+
+    def getvalue(self) -> str:
+        value = super().getvalue()
+        if self.dropped:
+            value += f"... {self.dropped} more characters, not kept\n"
+        return value
+
+    def truncate(self, size: int | None = None) -> int:  # type: ignore[override]
+        self.dropped = 0
+        return super().truncate(size)
+
+
+class CollectingRunner(doctest.DocTestRunner):
+    """A DocTestRunner that keeps its failures as records instead of printing them,
+    and tells ``progress`` (when given) each example it starts."""
+
+    def __init__(self, optionflags: int, progress: Any = None, shown: str = "") -> None:
         super().__init__(verbose=False, optionflags=optionflags)
         self.collected: list[ExampleFailure] = []
+        self._fakeout = CappedOutput()
+        self.progress, self.shown = progress, shown
+
+    def report_start(self, out, test, example) -> None:  # type: ignore[override]
+        if self.progress is not None:
+            line = (test.lineno or 0) + example.lineno + 1
+            self.progress.example_started(self.shown, line, example.source)
 
     def report_failure(self, out, test, example, got) -> None:  # type: ignore[override]
         self.collected.append(_example_failure(test, example, got, raised=False))
@@ -57,15 +97,28 @@ class CollectingRunner(doctest.DocTestRunner):
 
 
 def run_files(
-    files: list[tuple[str, Path]], root: Path, optionflags: int
+    files: list[tuple[str, Path]], root: Path, optionflags: int, progress: Any = None
 ) -> list[FileResult]:
-    """Run the examples of each ``(shown path, path)``; one result per file."""
+    """Run the examples of each ``(shown path, path)``; one result per file.
+
+    ``progress``, when given, hears ``file_started(shown)``, ``example_started(shown,
+    line, source)`` and ``file_done(results so far)``.
+    """
     _extend_sys_path(files, root)
-    return [_run_file(shown, path, root, optionflags) for shown, path in files]
+    results: list[FileResult] = []
+    for shown, path in files:
+        if progress is not None:
+            progress.file_started(shown)
+        results.append(_run_file(shown, path, root, optionflags, progress))
+        if progress is not None:
+            progress.file_done(results)
+    return results
 
 
-def _run_file(shown: str, path: Path, root: Path, optionflags: int) -> FileResult:
-    runner = CollectingRunner(optionflags)
+def _run_file(
+    shown: str, path: Path, root: Path, optionflags: int, progress: Any = None
+) -> FileResult:
+    runner = CollectingRunner(optionflags, progress, shown)
     is_python = document_kind(path.name) == "python"
     try:
         for test in _module_tests(path, root) if is_python else _document_tests(path):

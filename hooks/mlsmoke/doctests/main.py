@@ -8,11 +8,8 @@ the project's dependencies import.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -22,14 +19,11 @@ from mlsmoke.arguments import files_after_dashes
 from mlsmoke.config import find_project_root
 from mlsmoke.doctests.formatting import format_results
 from mlsmoke.doctests.requirements import required_modules
-from mlsmoke.doctests.results import FileResult, results_from_json
+from mlsmoke.doctests.results import FileResult
 from mlsmoke.doctests.selection import has_examples, is_excluded, is_runnable
-from mlsmoke.doctests.settings import HOOK, Settings, load_settings
+from mlsmoke.doctests.settings import DEFAULT_TIMEOUT, HOOK, Settings, load_settings
+from mlsmoke.doctests.supervise import Job, run_with_time_limits
 from mlsmoke.errors import EXIT_FAILED, EXIT_OK, EnvironmentProblem, UsageError
-
-RUNNER_MODULE = "mlsmoke.doctests.runner"
-_OUTPUT_TAIL_LINES = 30
-_FILES_NAMED = 5  # in the message of a runner that died
 
 
 class ExampleFile(NamedTuple):
@@ -100,7 +94,9 @@ def run_where_dependencies_import(
     configured = interpreter.configured_python(root, HOOK, settings.python)
     while True:
         python = _find_interpreter(root, needs, configured)
-        results = run_in_interpreter(python.path, files, root, settings.optionflags)
+        results = run_in_interpreter(
+            python.path, files, root, settings.optionflags, settings.timeout
+        )
         missing = {
             result.file_failure.missing: result.path
             for result in results
@@ -126,51 +122,15 @@ def _find_interpreter(
 
 
 def run_in_interpreter(
-    python: Path, files: list[ExampleFile], root: Path, optionflags: Sequence[str]
+    python: Path,
+    files: list[ExampleFile],
+    root: Path,
+    optionflags: Sequence[str],
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> list[FileResult]:
-    """Run every file's examples in one process of ``python``."""
-    with tempfile.TemporaryDirectory(prefix="mlsmoke-doctest-") as scratch:
-        request, report = Path(scratch, "request.json"), Path(scratch, "report.json")
-        request.write_text(
-            json.dumps(
-                {
-                    "root": str(root),
-                    "files": [[file.shown, str(file.path)] for file in files],
-                    "optionflags": list(optionflags),
-                }
-            ),
-            encoding="utf-8",
-        )
-        command = interpreter.module_command(
-            python, RUNNER_MODULE, str(request), str(report)
-        )
-        completed = subprocess.run(
-            command,
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-        )
-        if not report.is_file():
-            raise EnvironmentProblem(_no_report_message(python, files, completed))
-        return results_from_json(json.loads(report.read_text(encoding="utf-8")))
-
-
-def _no_report_message(
-    python: Path, files: list[ExampleFile], completed: subprocess.CompletedProcess
-) -> str:
-    output = completed.stdout.rstrip().splitlines()[-_OUTPUT_TAIL_LINES:]
-    running = ", ".join(file.shown for file in files[:_FILES_NAMED])
-    if len(files) > _FILES_NAMED:
-        running += f" and {len(files) - _FILES_NAMED} more"
-    lines = [
-        f"{python} exited with code {completed.returncode} before reporting "
-        f"on {running}"
-    ]
-    lines += ["its last output:", *(f"  {line}" for line in output)] if output else []
-    return "\n".join(lines)
+    """Run every file's examples in ``python``, each file within ``timeout`` s."""
+    jobs = [Job(file.shown, file.path) for file in files]
+    return run_with_time_limits(python, jobs, root, optionflags, timeout)
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -12,12 +12,14 @@ from mlsmoke.errors import ConfigError
 HOOK = "doctest"
 KEY_PATH = f"{config.TOOL_PATH}.{HOOK}"
 DEFAULT_OPTIONFLAGS = ("ELLIPSIS", "NORMALIZE_WHITESPACE")
+DEFAULT_TIMEOUT = 60.0  # seconds per file
 
 
 class Settings(NamedTuple):
     optionflags: tuple[str, ...]
     exclude: tuple[str, ...]
     python: str | None
+    timeout: float = DEFAULT_TIMEOUT
 
 
 def option_flag_names(value: Any, path: str) -> tuple[str, ...]:
@@ -42,6 +44,11 @@ SCHEMA = {
     ),
     "exclude": config.Key(_globs, (), "globs of paths, from the project root, to skip"),
     "python": config.Key(config.string, None, "the project's interpreter"),
+    "timeout": config.Key(
+        config.positive_number,
+        DEFAULT_TIMEOUT,
+        "seconds each file's examples may take, its import included",
+    ),
 }
 
 

@@ -34,7 +34,7 @@ def check(
     batch: Any,
     loss: Callable[[Any, Any], torch.Tensor] | None = None,
     *,
-    optimizer: str | Callable[[Any], torch.optim.Optimizer] = "adam",
+    optimizer: str | Callable[[Any], torch.optim.Optimizer] | None = None,
     lr: float | None = None,
     max_steps: int | None = None,
     target_loss: float | None = None,
@@ -48,11 +48,15 @@ def check(
 
     ``model`` is a module or a zero-argument callable building one; ``batch`` is a batch
     or a zero-argument callable returning one; ``loss(model, batch)`` is optional, as in
-    ``[tool.mlsmoke.overfit]``. The other options are that table's keys, with the same
-    defaults for ``tier``. Returns the Result (``result.passed``, ``result.report()``).
+    ``[tool.mlsmoke.overfit]``. ``batch`` may also be a DataLoader, an iterable of
+    batches or a LightningDataModule (the gate trains on its first batch), and
+    ``model`` a LightningModule (its ``training_step`` and ``configure_optimizers``
+    train unless ``loss`` or ``optimizer`` is given). The other options are that
+    table's keys, with the same defaults for ``tier``. Returns the Result
+    (``result.passed``, ``result.report()``).
     """
     options = {
-        "optimizer": optimizer if isinstance(optimizer, str) else "adam",
+        "optimizer": optimizer if isinstance(optimizer, str) else None,
         "lr": lr,
         "max-steps": max_steps,
         "target-loss": target_loss,
@@ -68,9 +72,10 @@ def check(
     }
     if loss is not None:
         factories["loss"] = loss
-    if not isinstance(optimizer, str):
+    if optimizer is not None and not isinstance(optimizer, str):
         factories["optimizer"] = optimizer
         settings.optimizer, settings.lr = "custom", lr
+        settings.unset.remove("optimizer")
     result, _ = run_gate(settings, factories=factories)
     return result
 
@@ -101,6 +106,7 @@ def _settings(options: dict[str, Any], tier: str) -> schema.GateSettings:
         timeout=parsed["timeout"],
         tier=tier,
         where="api",
+        unset=[key for key in ("optimizer", "lr") if key not in given],
     )
 
 

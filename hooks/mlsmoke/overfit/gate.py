@@ -3,12 +3,15 @@ pick the device, train, re-run CUDA errors on the CPU, diagnose, and run the che
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
 from mlsmoke.overfit.training import instruments
+from mlsmoke.overfit.training.adapters.plan import adapt
 from mlsmoke.overfit.training.device import resolve_device
 from mlsmoke.overfit.training.engine import StepCallback, train
 from mlsmoke.overfit.verdict.checks import run_checks
@@ -76,9 +79,13 @@ def run_gate(
     device: str | None = None,
     on_step: StepCallback | None = None,
     factories: dict[str, Callable[..., Any]] | None = None,
+    deadline: float | None = None,
 ) -> tuple[Result, GateRun | None]:
     """The gate's Result; ``factories`` (model, batch, loss, optimizer) replace the
-    configured specs (the Python API passes objects, not import paths)."""
+    configured specs (the Python API passes objects, not import paths). With a
+    ``deadline`` (time.monotonic()), every training run, probes included, stops by it.
+    """
+    trainer = train if deadline is None else _within(deadline, train)
     try:
         loaded = factories if factories is not None else _load_factories(settings)
         resolved_device = resolve_device(device or settings.device)
@@ -87,10 +94,24 @@ def run_gate(
     except ProjectProblem as error:
         key = "--device" if device else settings.key_path("device")
         return _config_error(settings, None, f"{key}: {error}"), None
-    build_optimizer = _optimizer_factory(settings, loaded.get("optimizer"))
-    evidence = _train(settings, loaded, build_optimizer, resolved_device, on_step)
+    try:
+        adapted = adapt(
+            loaded, settings.seed, _names(settings), "optimizer" in settings.unset
+        )
+    except ProjectProblem as error:
+        key = settings.key_path(error.config_key or "model")
+        return _config_error(settings, key, str(error)), None
+    loaded = adapted.factories
+    build_optimizer = adapted.recipe_factory or _optimizer_factory(
+        settings, loaded.get("optimizer")
+    )
+    if adapted.recipe_factory is not None and "lr" in settings.unset:
+        settings = dataclasses.replace(settings, lr=None)  # the module's own lr
+    evidence = _train(
+        trainer, settings, loaded, build_optimizer, resolved_device, on_step
+    )
     if evidence.cuda_error in RERUN_ON_CPU:
-        on_cpu = _train(settings, loaded, build_optimizer, "cpu", on_step)
+        on_cpu = _train(trainer, settings, loaded, build_optimizer, "cpu", on_step)
         if on_cpu.error is not None:
             on_cpu.rerun_of = evidence
             evidence = on_cpu
@@ -101,10 +122,33 @@ def run_gate(
         loaded["batch"],
         loaded.get("loss"),
         build_optimizer,
-        train,
+        trainer,
     )
     diagnosis = _mention_timeout(diagnose(run), evidence, settings)
-    return _result(settings, evidence, diagnosis, run_checks(run)), run
+    result = _result(settings, evidence, diagnosis, run_checks(run))
+    result.notes = adapted.run_notes()
+    result.recipe = _recipe_label(settings, evidence)
+    return result, run
+
+
+def _names(settings: GateSettings) -> dict[str, str]:
+    """How ``-v`` names the model and batch callables."""
+    if settings.where == "api":
+        return {"model": "check()'s model", "batch": "check()'s batch"}
+    return {"model": settings.model, "batch": settings.batch}
+
+
+def _recipe_label(settings: GateSettings, evidence: Evidence) -> str:
+    """The optimizer and lr that trained, and where they came from, e.g.
+    ``AdamW lr 0.003 (from configure_optimizers)``; "" when no optimizer was built."""
+    if not evidence.optimizer:
+        return ""
+    built_in = evidence.optimizer_source.startswith("built-in")
+    source = "built-in" if built_in else f"from {evidence.optimizer_source}"
+    if "lr" not in settings.unset and not built_in:
+        source = f"lr key, optimizer {source}"
+    schedule = f" + {evidence.scheduler}" if evidence.scheduler else ""
+    return f"{evidence.optimizer} lr {evidence.lr:g}{schedule} ({source})"
 
 
 def _mention_timeout(
@@ -141,14 +185,27 @@ def _optimizer_factory(settings: GateSettings, project: Callable | None) -> Call
     return optimizer_factory(name, project, DEFAULT_LR[name], source)
 
 
+def _within(
+    deadline: float, trainer: Callable[..., Evidence]
+) -> Callable[..., Evidence]:
+    """``trainer`` whose ``timeout`` never reaches past ``deadline``."""
+
+    def bounded(*args: Any, timeout: float, **options: Any) -> Evidence:
+        left = max(deadline - time.monotonic(), 0.0)
+        return trainer(*args, timeout=min(timeout, left), **options)
+
+    return bounded
+
+
 def _train(
+    trainer: Callable[..., Evidence],
     settings: GateSettings,
     loaded: dict[str, Callable[..., Any]],
     build_optimizer: Callable,
     device: str,
     on_step: StepCallback | None,
 ) -> Evidence:
-    return train(
+    return trainer(
         loaded["model"],
         loaded["batch"],
         loaded.get("loss"),
@@ -178,6 +235,7 @@ def _result(
         target=evidence.target,
         losses=list(evidence.losses),
         seconds=round(evidence.seconds, 3),
+        tier=settings.tier,
     )
 
 

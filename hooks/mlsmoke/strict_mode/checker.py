@@ -173,9 +173,10 @@ def _problems(text: str, verdict: Verdict, policy: Policy) -> list[Problem]:
                 f"on line {line_of(text, first.start)} runs before it",
             )
         )
-    still_missing = [o for o in verdict.missing if o not in late_options]
-    if still_missing:
-        problems.append(_missing_problem(text, verdict, still_missing, command))
+    # A late `set` that turns some options on does not help the first command: every
+    # option off when it runs is named, not only those no `set` ever turns on.
+    if any(option not in late_options for option in verdict.missing):
+        problems.append(_missing_problem(text, verdict, list(verdict.missing), command))
     if policy.require_ifs and not header.has_ifs:
         fix = "IFS=$'\\n\\t'" if verdict.dialect.has_pipefail else _SH_IFS
         problems.append(

@@ -98,6 +98,8 @@ def _run_one(
     except BadPath as error:
         print(f"{shown}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # stdout, not the script: the CLI ends quietly
+        raise
     except OSError as error:
         print(f"{shown}: error: cannot read: {error.strerror}", file=sys.stderr)
         return EXIT_USAGE

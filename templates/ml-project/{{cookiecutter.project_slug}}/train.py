@@ -1,34 +1,46 @@
 """Train the classifier on generated spirals: a plain loop, nothing hidden.
 
-Run it through scripts/train.sh, or directly: ``python train.py --steps 500``.
-Load the checkpoint back with ``torch.load(path)``, then
+Run it through scripts/train.sh, or directly: ``python train.py --steps 500 --lr 3e-3``.
+Every field of TrainConfig (the package's recipe.py) is an option, and the overfit-batch
+gate trains with the same recipe at every commit.
+Load the checkpoint back with ``torch.load(path, weights_only=True)``, then
 ``Classifier(ClassifierConfig(**checkpoint["config"]))`` and ``load_state_dict``.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from dataclasses import asdict
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, fields
 
 import torch
+from torch.utils.data import DataLoader
 
 from {{ cookiecutter.package_name }} import (
     Classifier,
     ClassifierConfig,
+    TrainConfig,
+    make_optimizer,
     spirals,
+    train_loader,
 )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--steps", type=int, default=500)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=3e-3)
-    parser.add_argument("--seed", type=int, default=0)
+    for field in fields(TrainConfig):  # --lr, --weight-decay, --batch-size, ...
+        default = getattr(TrainConfig(), field.name)
+        option = "--" + field.name.replace("_", "-")
+        parser.add_argument(option, type=type(default), default=default)
     parser.add_argument("--eval-every", type=int, default=100)
     parser.add_argument("--out", default="checkpoint.pt")
     return parser.parse_args(argv)
+
+
+def forever(loader: DataLoader) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """The loader's batches, epoch after epoch (reshuffled each time)."""
+    while True:
+        yield from loader
 
 
 @torch.no_grad()
@@ -41,21 +53,24 @@ def accuracy(model: Classifier, x: torch.Tensor, y: torch.Tensor) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    torch.manual_seed(args.seed)
-    x_train, y_train = spirals(2048, seed=args.seed)  # (N, 2), (N,)
-    x_val, y_val = spirals(512, seed=args.seed + 1)
+    config = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
+    torch.manual_seed(config.seed)
+    x_val, y_val = spirals(512, seed=config.seed + 1)  # (N, 2), (N,)
     model = Classifier(ClassifierConfig())
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    optimizer, scheduler = make_optimizer(model.parameters(), config)
+    batches = forever(train_loader(config))
 
-    for step in range(1, args.steps + 1):
-        index = torch.randint(len(x_train), (args.batch_size,))  # (B,)
-        _, loss = model(x_train[index], y_train[index])
+    for step in range(1, config.steps + 1):
+        x, y = next(batches)  # (B, 2), (B,)
+        _, loss = model(x, y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        if step % args.eval_every == 0 or step == args.steps:
+        scheduler.step()
+        if step % args.eval_every == 0 or step == config.steps:
             val = accuracy(model, x_val, y_val)
-            print(f"step {step:5d}  loss {loss.item():.4f}  val accuracy {val:.3f}")
+            lr = scheduler.get_last_lr()[0]
+            print(f"step {step:5d}  loss {loss.item():.4f}  lr {lr:.2e}  val {val:.3f}")
 
     # The config as a plain dict: torch.load's default, weights_only=True, refuses to
     # unpickle a class of ours.

@@ -3,10 +3,18 @@ changes.
 
 A pass is stored under a key built from the gate's settings (tier included), the
 requested device and the accelerator this machine has, the content of every watched
-file, and mlsmoke's version. The torch version is checked without starting the project's
-interpreter: the pass records where torch's dist-info METADATA is and its stat, which
-changes whenever torch is reinstalled or upgraded. Failures are never stored; an entry
-that does not parse or does not match is ignored and later overwritten.
+file (a directory in ``watch`` is everything under it), and mlsmoke's version. The entry
+also records the project files the factories imported, with their content: a change to
+any of them, or its removal, invalidates the pass even when ``watch`` forgets them. The
+torch version is checked without starting the project's interpreter: the pass records
+where torch's dist-info METADATA is and its stat, which changes whenever torch is
+reinstalled or upgraded.
+
+Failures are never stored. An entry that does not parse or does not match is ignored
+and later overwritten. Entries are written to a unique temporary file in the same
+directory and renamed over the old one, so concurrent gates (two worktrees, a commit
+during ``--all-files``) never see half an entry; a cache that cannot be written (a
+read-only checkout, a full disk) only costs the next run its shortcut.
 """
 
 from __future__ import annotations
@@ -16,11 +24,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import mlsmoke
+from mlsmoke.errors import ConfigError
 from mlsmoke.globs import glob_regex
 from mlsmoke.interpreter import ENV_VARIABLE
 from mlsmoke.overfit.process.settings import GateSettings
@@ -28,15 +39,40 @@ from mlsmoke.overfit.verdict.result import Result
 
 CACHE_DIR = ".mlsmoke"
 KEEP_ENTRIES = 64
+PARTIAL = ".partial"
+STALE_PARTIAL_SECONDS = 3600  # a temporary file this old belongs to a dead writer
 _SKIP_DIRS = {".git", ".mlsmoke", ".venv", "venv", "node_modules", "__pycache__"}
 
 
-def watched_files(root: Path, globs: Sequence[str]) -> list[str]:
-    """The project files (relative, '/'-separated, sorted) matching any of ``globs``."""
-    patterns = [glob_regex(glob) for glob in globs]
-    return sorted(
-        name for name in _project_files(root) if any(p.match(name) for p in patterns)
-    )
+def watched_files(
+    root: Path, globs: Sequence[str], key_path: str | None = None
+) -> list[str]:
+    """The project files (relative, '/'-separated, sorted) matching any of ``globs``;
+    a glob naming a directory matches everything under it. With ``key_path``, a glob
+    that matches no file is a ConfigError naming it: it would leave the pass unguarded.
+    """
+    files = list(_project_files(root))
+    matched: set[str] = set()
+    for glob in globs:
+        found = _matching(glob, files)
+        if not found and key_path is not None:
+            raise ConfigError(
+                f"{key_path}: {glob!r} matches no file in {root} (files ignored by"
+                " git are not watched); name a file, a directory or a glob that exists"
+            )
+        matched.update(found)
+    return sorted(matched)
+
+
+def _matching(glob: str, files: Sequence[str]) -> list[str]:
+    glob = glob.strip()
+    while glob.startswith("./"):
+        glob = glob[2:]
+    glob = glob.rstrip("/")
+    if not glob:
+        return []
+    itself, under = glob_regex(glob), glob_regex(f"{glob}/**")
+    return [name for name in files if itself.match(name) or under.match(name)]
 
 
 def _project_files(root: Path) -> Iterable[str]:
@@ -69,12 +105,26 @@ def _is_venv(name: str) -> bool:
 def files_digest(root: Path, names: Sequence[str]) -> str:
     digest = hashlib.sha256()
     for name in names:
-        try:
-            content = hashlib.sha256((root / name).read_bytes()).hexdigest()
-        except OSError:
-            content = "missing"  # deleted but still tracked: a change like any other
+        content = file_digest(root / name)
         digest.update(f"{name}\0{content}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """The sha256 of ``path``'s bytes; "missing" when it cannot be read (deleted but
+    still tracked: a change like any other)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "missing"
+
+
+def sources_unchanged(root: Path, sources: dict[str, str]) -> bool:
+    """Whether every recorded source file still has the recorded content."""
+    return all(
+        digest != "missing" and file_digest(root / name) == digest
+        for name, digest in sources.items()
+    )
 
 
 def accelerator_hint() -> str:
@@ -110,56 +160,105 @@ def torch_unchanged(stamp: dict[str, Any]) -> bool:
     return recorded == (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
 
+class CacheNotWritten(Exception):
+    """The pass could not be stored; ``str()`` says where and why."""
+
+
 class PassCache:
     """Passes stored as one JSON file per key under ``<root>/.mlsmoke/overfit/``."""
 
     def __init__(self, root: Path) -> None:
+        self.root = root
         self.directory = root / CACHE_DIR / "overfit"
 
     def lookup(self, key: str) -> Result | None:
+        """The stored pass for ``key``, if every file it depends on is unchanged."""
         try:
-            entry = json.loads((self.directory / f"{key}.json").read_text())
+            entry = json.loads((self.directory / f"{key}.json").read_bytes())
             if entry["key"] != key or not torch_unchanged(entry["torch"]):
                 return None
+            if not sources_unchanged(self.root, dict(entry["sources"])):
+                return None
             result = Result.from_json(entry["result"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, LookupError, TypeError, AttributeError):
             return None  # missing or corrupt: never trusted
+        except RecursionError:
+            return None  # garbage nested deeper than the parser goes
         if not result.passed:
             return None
         result.cached = True
         return result
 
-    def store(self, key: str, result: Result, torch: dict[str, Any]) -> None:
-        """Record a pass; failures and passes without a torch stamp are not stored."""
+    def store(
+        self,
+        key: str,
+        result: Result,
+        torch: dict[str, Any],
+        started: float | None = None,
+    ) -> None:
+        """Record a pass; failures and passes without a torch stamp are not stored,
+        nor a pass whose sources changed after ``started`` (a time.time() taken before
+        the gate ran). Raises CacheNotWritten when the cache cannot be written."""
         if not result.passed or "metadata" not in torch:
             return
-        entry = {"key": key, "torch": torch, "result": result.to_json()}
+        sources = {name: file_digest(self.root / name) for name in result.sources}
+        if started is not None and not _settled(self.root, result.sources, started):
+            return
+        entry = {"key": key, "torch": torch, "sources": sources}
+        entry["result"] = result.to_json()
         try:
             self._prepare()
             _write_atomically(self.directory / f"{key}.json", json.dumps(entry))
             self._prune()
-        except OSError:
-            pass  # a read-only checkout still runs the gate, only uncached
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise CacheNotWritten(f"{self.directory}: {reason}") from None
 
     def _prepare(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         ignore = self.directory.parent / ".gitignore"
         if not ignore.exists():
-            ignore.write_text("# mlsmoke's cache; safe to delete\n*\n")
+            _write_atomically(ignore, "# mlsmoke's cache; safe to delete\n*\n")
 
     def _prune(self) -> None:
-        entries = sorted(
-            self.directory.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True
-        )
-        for stale in entries[KEEP_ENTRIES:]:
+        """Keep the newest entries; files other gates remove meanwhile are skipped."""
+        entries = []
+        for path in self.directory.iterdir():
+            try:
+                modified = path.stat().st_mtime
+            except OSError:
+                continue
+            if path.name.endswith(PARTIAL):
+                if time.time() - modified > STALE_PARTIAL_SECONDS:
+                    path.unlink(missing_ok=True)
+            elif path.suffix == ".json":
+                entries.append((modified, path))
+        entries.sort(reverse=True)
+        for _, stale in entries[KEEP_ENTRIES:]:
             stale.unlink(missing_ok=True)
 
 
+def _settled(root: Path, names: Sequence[str], started: float) -> bool:
+    """Whether none of ``names`` was modified after ``started``."""
+    for name in names:
+        try:
+            if (root / name).stat().st_mtime > started:
+                return False
+        except OSError:
+            return False
+    return True
+
+
 def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    """``text`` to ``path`` through a temporary file of a name no other writer has."""
+    descriptor, partial = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=PARTIAL, dir=path.parent
+    )
     try:
-        partial.write_text(text)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.chmod(partial, 0o644)  # mkstemp's 0600 would hide .gitignore from others
         os.replace(partial, path)
     except BaseException:
-        partial.unlink(missing_ok=True)
+        Path(partial).unlink(missing_ok=True)
         raise

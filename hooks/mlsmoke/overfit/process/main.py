@@ -10,14 +10,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from mlsmoke.config import find_project_root
-from mlsmoke.errors import UsageError
+from mlsmoke.errors import ConfigError, UsageError
 from mlsmoke.interpreter import configured_python, find_project_interpreter
 from mlsmoke.overfit.process.cache import (
+    CacheNotWritten,
     PassCache,
     cache_key,
     files_digest,
@@ -27,6 +30,7 @@ from mlsmoke.overfit.verdict.report import verdict_block
 from mlsmoke.overfit.verdict.result import Result
 from mlsmoke.overfit.process.settings import (
     DEFAULT_TIER,
+    DEFAULT_WATCH,
     GateSettings,
     device_name,
     load_gates,
@@ -62,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.device is not None:
         device_name(args.device, "--device")
+    if args.json:
+        _check_writable(Path(args.json))
     root = find_project_root()
     gates = select_gates(load_gates(root, args.tier), args.gate)
     cache = PassCache(root)
@@ -73,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if hit is not None:
                 results[gate.name] = hit
     pending = [gate for gate in gates if gate.name not in results]
+    started = time.time()
     for group in _by_interpreter(pending):
         python = find_project_interpreter(
             root, ["torch"], configured_python(root, "overfit", group[0].python)
@@ -84,10 +91,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         ran, torch = run_worker(root, python.path, group, args.device, args.verbose)
         for result in ran:
             results[result.gate] = result
-            cache.store(keys[result.gate], result, torch)
+        _store_passes(root, cache, keys, group, ran, torch, started, args.device)
     ordered = [results[gate.name] for gate in gates]
+    for gate, result in zip(gates, ordered):
+        result.tier = gate.tier  # also on results the worker could not make
     for result in ordered:
         print(verdict_block(result))
+        if args.verbose:
+            for note in result.notes:
+                print(f"  {note}")
     if args.json:
         _write_json(Path(args.json), ordered)
     return max(result.exit_code for result in ordered)
@@ -101,9 +113,40 @@ def _cache_keys(
     for gate in gates:
         watch = tuple(gate.watch)
         if watch not in digests:
-            digests[watch] = files_digest(root, watched_files(root, watch))
+            # The default list is not the user's to fix; their own globs must match.
+            configured = list(watch) != DEFAULT_WATCH
+            names = watched_files(
+                root, watch, gate.key_path("watch") if configured else None
+            )
+            digests[watch] = files_digest(root, names)
         keys[gate.name] = cache_key(gate, device or gate.device, digests[watch])
     return keys
+
+
+def _store_passes(
+    root: Path,
+    cache: PassCache,
+    keys: dict[str, str],
+    gates: list[GateSettings],
+    ran: list[Result],
+    torch: dict,
+    started: float,
+    device: str | None,
+) -> None:
+    """Cache the passes of ``ran`` whose watched files did not change while they ran;
+    a cache that cannot be written is said once, and only costs the shortcut."""
+    if not any(result.passed for result in ran):
+        return
+    try:
+        now = _cache_keys(root, gates, device)
+    except ConfigError:
+        return  # a watched file went away while the gate ran: nothing to trust
+    try:
+        for result in ran:
+            if now.get(result.gate) == keys[result.gate]:
+                cache.store(keys[result.gate], result, torch, started)
+    except CacheNotWritten as error:
+        print(f"overfit: the pass is not cached: {error}", file=sys.stderr)
 
 
 def _by_interpreter(gates: list[GateSettings]) -> list[list[GateSettings]]:
@@ -119,6 +162,23 @@ def _write_json(path: Path, results: list[Result]) -> None:
         path.write_text(json.dumps(data, indent=2) + "\n")
     except OSError as error:
         raise UsageError(f"--json {path}: cannot write: {error.strerror}") from None
+
+
+def _check_writable(path: Path) -> None:
+    """Fail before any gate runs when the --json file cannot be written: open it as
+    the write will (so that a read-only file system and root both tell the truth),
+    and remove it again if it was not there."""
+    if path.is_dir():
+        raise UsageError(f"--json {path}: is a directory, not a file")
+    if not path.parent.is_dir():
+        raise UsageError(f"--json {path}: no such directory: {path.parent}")
+    existed = path.exists()
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644))
+    except OSError as error:
+        raise UsageError(f"--json {path}: cannot write: {error.strerror}") from None
+    if not existed:
+        path.unlink(missing_ok=True)
 
 
 def _finite(value: object) -> object:

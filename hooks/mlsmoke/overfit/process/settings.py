@@ -133,6 +133,9 @@ class GateSettings:
     python: str | None = None
     tier: str = DEFAULT_TIER
     where: str = "config"  # "api": keys are check()'s arguments
+    # Of "optimizer" and "lr", those left unset and resolved to the built-in defaults:
+    # a project recipe (configure_optimizers) then trains at its own optimizer and lr.
+    unset: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -254,6 +257,7 @@ def _resolve(
     lr = parsed["lr"]
     if lr is None and optimizer in OPTIMIZERS:
         lr = DEFAULT_LR[optimizer]
+    unset = [key for key in ("optimizer", "lr") if parsed[key] is None]
     return GateSettings(
         name=name,
         model=parsed["model"],
@@ -270,4 +274,5 @@ def _resolve(
         watch=parsed["watch"] or list(DEFAULT_WATCH),
         python=parsed["python"],
         tier=tier,
+        unset=unset,
     )

@@ -2,30 +2,40 @@
 
 The worker's own output (the project's prints, torch's warnings) is captured and shown
 with ``-v`` or when the worker dies. Progress comes through a pipe of its own and is
-drawn as one live line, on a terminal only.
+drawn as one live line, on a terminal only. Each gate's start comes through it too:
+from then on the worker has the gate's ``timeout`` plus ``KILL_GRACE`` seconds before
+it is killed (``watchdog.py``), and the report says what it was doing then.
+
+A stop from outside (Ctrl-C, SIGTERM, SIGHUP) is passed on to the worker, which is
+reaped before the temporary directory goes.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import IO, Any
 
-from mlsmoke.errors import EnvironmentProblem
+from mlsmoke.errors import EnvironmentProblem, Terminated
 from mlsmoke.interpreter import module_command
+from mlsmoke.overfit.process.deaths import WorkerEnd, ended_early
 from mlsmoke.overfit.process.settings import GateSettings
+from mlsmoke.watchdog import Watchdog
 from mlsmoke.overfit.verdict.report import progress_line
-from mlsmoke.overfit.verdict.result import TRAIN_ERROR, Diagnosis, Result
+from mlsmoke.overfit.verdict.result import Result
+from mlsmoke.scratch import scratch_directory
 
-# Probes of a failing gate take a few times its own run; beyond this, the worker hangs.
-HANG_FACTOR, HANG_GRACE = 6, 120.0
-OUTPUT_TAIL = 40  # lines of the worker's output shown when it dies
+# Before the first gate starts: the worker imports torch and mlsmoke's gate.
+STARTUP_LIMIT = 120.0
+# After a gate's timeout: time for the worker's own stack dump (1 s), then the kill.
+KILL_GRACE = 2.5
+STOP_GRACE = 2.0  # for a stopped worker to exit before it is killed
 
 
 def run_worker(
@@ -36,39 +46,48 @@ def run_worker(
     verbose: bool,
 ) -> tuple[list[Result], dict[str, Any]]:
     """The gates' Results, and the torch stamp of ``python`` (empty if it died)."""
-    with tempfile.TemporaryDirectory(prefix="mlsmoke-overfit-") as scratch:
+    with scratch_directory("overfit") as scratch:
         request, answer = Path(scratch, "request.json"), Path(scratch, "result.json")
+        stack = Path(scratch, "stack.txt")
         request.write_text(
             json.dumps(
                 {
                     "root": str(root),
                     "gates": [gate.to_json() for gate in gates],
                     "device": device,
+                    "stack": str(stack),
                 }
             )
         )
         output = Path(scratch, "output.txt")
-        code = _spawn(root, python, gates, [str(request), str(answer)], output)
-        captured = output.read_text(errors="replace")
-        if verbose and captured:
-            sys.stderr.write(captured)
-        if code == 130:
+        end = _spawn(root, python, gates, [str(request), str(answer)], output)
+        end.output = output.read_text(errors="replace")
+        end.stack = stack.read_text(errors="replace") if stack.exists() else ""
+        if verbose and end.output:
+            sys.stderr.write(end.output)
+        if end.code == 130:
             raise KeyboardInterrupt
-        try:
-            data = json.loads(answer.read_text())
-            return [Result.from_json(item) for item in data["results"]], data["torch"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return [_died(gate, python, code, captured) for gate in gates], {}
+        results, torch = _read_answer(answer)
+        done = {result.gate for result in results}
+        missing = [gate for gate in gates if gate.name not in done]
+        return results + ended_early(missing, python, end), torch if results else {}
+
+
+def _read_answer(answer: Path) -> tuple[list[Result], dict[str, Any]]:
+    try:
+        data = json.loads(answer.read_text())
+        return [Result.from_json(item) for item in data["results"]], data["torch"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return [], {}
 
 
 def _spawn(
     root: Path, python: Path, gates: list[GateSettings], args: list[str], output: Path
-) -> int:
+) -> WorkerEnd:
     read_end, write_end = os.pipe()
     command = module_command(
         python, "mlsmoke.overfit.process.worker", *args, str(write_end)
     )
-    deadline = sum(gate.timeout for gate in gates) * HANG_FACTOR + HANG_GRACE
     with output.open("wb") as sink:
         try:
             process = subprocess.Popen(
@@ -86,49 +105,82 @@ def _spawn(
             ) from None
         finally:
             os.close(write_end)
-        progress = _ProgressDrawer(os.fdopen(read_end), gates)
+        watchdog = Watchdog(lambda: os.kill(process.pid, signal.SIGKILL), STARTUP_LIMIT)
+        progress = _ProgressDrawer(os.fdopen(read_end), gates, watchdog)
         progress.start()
-        # A timer kills a hung worker: Popen.wait(timeout=...) polls with sleeps of up
-        # to 50 ms, which every gate run would pay after the worker exits.
-        hung = threading.Event()
-        watchdog = threading.Timer(deadline, lambda: (hung.set(), process.kill()))
-        watchdog.daemon = True
         watchdog.start()
         try:
-            code = process.wait()
-        except KeyboardInterrupt:
-            process.terminate()
-            process.wait()
+            code, peak = _reap(process)
+        except BaseException as stop:  # Ctrl-C, SIGTERM, SIGHUP: pass it on, reap
+            _stop(process, _signal_of(stop))
             raise
         finally:
-            watchdog.cancel()
+            watchdog.finish()
             progress.join(timeout=1)
-        if hung.is_set():
-            sink.write(f"\nkilled after {deadline:.0f} s\n".encode())
-            return -9
-        return code
+        return WorkerEnd(code, peak, progress.gate, watchdog.expired_after)
+
+
+def _reap(process: subprocess.Popen) -> tuple[int, int]:
+    """The worker's exit code and its peak resident memory in bytes. A blocking
+    wait4: a polling wait would cost every gate run up to 50 ms after it ends."""
+    try:
+        _, status, usage = os.wait4(process.pid, 0)
+    except ChildProcessError:  # reaped elsewhere: no figure
+        return process.wait(), 0
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, usage.ru_maxrss * 1024  # kilobytes on Linux
+
+
+def _signal_of(stop: BaseException) -> int:
+    if isinstance(stop, Terminated):
+        return stop.signum
+    return signal.SIGINT if isinstance(stop, KeyboardInterrupt) else signal.SIGTERM
+
+
+def _stop(process: subprocess.Popen, signum: int) -> None:
+    """Send ``signum``; kill the worker if it is still there after STOP_GRACE."""
+    try:
+        process.send_signal(signum)
+        process.wait(timeout=STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    except BaseException:  # a second signal: no more patience
+        process.kill()
+        process.wait()
+        raise
 
 
 class _ProgressDrawer(threading.Thread):
-    """Reads the worker's progress lines; draws them when stderr is a terminal."""
+    """Reads the worker's progress lines; tells the watchdog each gate's start, and
+    draws the progress when stderr is a terminal."""
 
-    def __init__(self, stream: IO[str], gates: list[GateSettings]) -> None:
+    def __init__(
+        self, stream: IO[str], gates: list[GateSettings], watchdog: Watchdog
+    ) -> None:
         super().__init__(daemon=True)
         self.stream = stream
         self.max_steps = {gate.name: gate.max_steps for gate in gates}
         self.live = sys.stderr.isatty()
+        self.watchdog = watchdog
+        self.gate: str | None = None  # the gate that started last
 
     def run(self) -> None:
         started: dict[str, float] = {}
         drawn = False
         with self.stream:
             for line in self.stream:
-                if not self.live:
-                    continue
                 try:
                     event = json.loads(line)
-                    gate, step, loss = event["gate"], event["step"], event["loss"]
+                    gate = event["gate"]
+                    if "start" in event:
+                        self.gate = gate
+                        self.watchdog.extend(float(event["start"]) + KILL_GRACE)
+                        continue
+                    step, loss = event["step"], event["loss"]
                 except (ValueError, KeyError, TypeError):
+                    continue
+                if not self.live:
                     continue
                 now = time.monotonic()
                 started.setdefault(gate, now)
@@ -142,9 +194,3 @@ class _ProgressDrawer(threading.Thread):
         if drawn:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
-
-
-def _died(gate: GateSettings, python: Path, code: int, output: str) -> Result:
-    tail = "\n".join(output.rstrip().splitlines()[-OUTPUT_TAIL:])
-    summary = f"{python} exited with code {code} before the gate finished"
-    return Result(gate.name, Diagnosis(TRAIN_ERROR, summary, [tail] if tail else []))

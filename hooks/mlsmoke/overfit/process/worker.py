@@ -5,48 +5,110 @@ Run by the hook through :func:`mlsmoke.interpreter.module_command`::
     python -c <bootstrap> <mlsmoke package> mlsmoke.overfit.process.worker \
         REQUEST RESULT [FD]
 
-REQUEST is a JSON file ``{"root", "gates": [GateSettings...], "device"}``; the worker
-writes ``{"results": [Result...], "torch": {...}}`` to RESULT, and progress lines
-``{"gate", "step", "loss"}`` to the file descriptor FD when given.
+REQUEST is a JSON file ``{"root", "gates": [GateSettings...], "device", "stack"}``;
+the worker writes ``{"results": [Result...], "torch": {...}}`` to RESULT after each
+gate, and to the file descriptor FD when given, a line ``{"gate", "start": timeout}``
+as each gate starts and progress lines ``{"gate", "step", "loss"}``.
+
+Each gate has ``timeout`` seconds, factories and probes included: its probes get what
+is left. Just past it, faulthandler writes every thread's stack to the file STACK, which
+the hook reads after killing this process.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from mlsmoke.errors import EXIT_INTERRUPTED
+from mlsmoke.overfit.process import stacks
+from mlsmoke.overfit.process.imports import project_modules
 from mlsmoke.overfit.process.settings import GateSettings
 
 PROGRESS_INTERVAL = 0.1  # seconds between progress lines
+STACK_DUMP_DELAY = 1.0  # past the timeout; the hook kills the worker a little later
+
+# Set by a real SIGINT: a KeyboardInterrupt the project's code raises is its error.
+_sigint = threading.Event()
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    _sigint.set()
+    raise KeyboardInterrupt
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     request = json.loads(Path(args[0]).read_text())
     progress = os.fdopen(int(args[2]), "w", buffering=1) if len(args) > 2 else None
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
     _enter_project(Path(request["root"]))
+    stack = open(request["stack"], "w") if request.get("stack") else None
     try:
         from mlsmoke.overfit.gate import run_gate
 
-        results = []
+        results: list[dict[str, Any]] = []
         for data in request["gates"]:
             settings = GateSettings.from_json(data)
+            _send(progress, {"gate": settings.name, "start": settings.timeout})
             on_step = _progress_writer(progress, settings) if progress else None
-            result, _ = run_gate(settings, request.get("device"), on_step)
-            results.append(result.to_json())
+            if stack is not None:
+                faulthandler.dump_traceback_later(
+                    settings.timeout + STACK_DUMP_DELAY, file=stack
+                )
+            deadline = time.monotonic() + settings.timeout
+            try:
+                result, _ = run_gate(settings, request.get("device"), on_step,
+                                     deadline=deadline)  # fmt: skip
+                result.sources = project_modules(Path(request["root"]))
+                results.append(result.to_json())
+            except KeyboardInterrupt as error:
+                if _sigint.is_set():
+                    raise
+                results.append(_raised_interrupt(settings, error))
+            finally:
+                faulthandler.cancel_dump_traceback_later()
+            _write_atomically(
+                Path(args[1]), {"results": results, "torch": torch_stamp()}
+            )
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     finally:
-        if progress is not None:
-            progress.close()
-    _write_atomically(Path(args[1]), {"results": results, "torch": torch_stamp()})
+        for stream in (progress, stack):
+            if stream is not None:
+                stream.close()
     return 0
+
+
+def _raised_interrupt(settings: GateSettings, error: KeyboardInterrupt) -> dict:
+    """The gate's failure when the project's code raised KeyboardInterrupt itself."""
+    from mlsmoke.overfit.training.instruments import user_traceback
+    from mlsmoke.overfit.verdict.result import TRAIN_ERROR, Diagnosis, Result
+
+    doing = stacks.DOING[stacks.phase_of(stacks.traceback_frames(error.__traceback__))]
+    evidence = ["no SIGINT reached the gate: this is the project's exception, not"
+                " an interrupt"]  # fmt: skip
+    evidence += [text for text in [user_traceback(error)] if text]
+    summary = f"{doing} raised KeyboardInterrupt"
+    return Result(settings.name, Diagnosis(TRAIN_ERROR, summary, evidence)).to_json()
+
+
+def _send(stream: IO[str] | None, event: dict[str, Any]) -> None:
+    if stream is None:
+        return
+    try:
+        stream.write(json.dumps(event) + "\n")
+    except OSError:  # the hook stopped reading; training goes on
+        pass
 
 
 def _enter_project(root: Path) -> None:
@@ -64,11 +126,7 @@ def _progress_writer(stream: IO[str], settings: GateSettings):
         now = time.monotonic()
         if now - last[0] >= PROGRESS_INTERVAL or step == 0:
             last[0] = now
-            line = {"gate": settings.name, "step": step, "loss": loss}
-            try:
-                stream.write(json.dumps(line) + "\n")
-            except OSError:  # the hook stopped reading; training goes on
-                pass
+            _send(stream, {"gate": settings.name, "step": step, "loss": loss})
 
     return on_step
 
@@ -103,4 +161,9 @@ def _write_atomically(path: Path, data: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    code = main()
+    # The results are written. Skip interpreter shutdown: the project's code may have
+    # left non-daemon threads or slow atexit handlers behind, which would hang the hook.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from mlsmoke.overfit.training import instruments
+from mlsmoke.overfit.training import bookkeeping, instruments, inventory
 from mlsmoke.overfit.training.determinism import deterministic
 from mlsmoke.overfit.training.device import (
     batch_to,
@@ -39,6 +39,8 @@ from mlsmoke.overfit.training.objective import (
 )
 
 StepCallback = Callable[[int, float], None]
+# Steps a loss that reached its target below zero trains on, to show a bound.
+BOUND_CHECK_STEPS = 20
 
 
 @dataclass
@@ -125,6 +127,7 @@ def _train(run: _Run) -> None:
     _build_batch(run)
     recipe = _build_recipe(run)
     optimizer = recipe.optimizer
+    _record_optimizer_coverage(run, optimizer)
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
     model.train()
 
@@ -139,8 +142,7 @@ def _train(run: _Run) -> None:
             return
         if evidence.target is None:
             evidence.target = resolve_target(value, run.target_loss, run.target_ratio)
-        if value <= evidence.target:
-            evidence.reached = True
+        if _done_at_target(run, step, value):
             return
         if step == evidence.max_steps:
             return
@@ -172,6 +174,23 @@ def _build_recipe(run: _Run) -> Recipe:
     return recipe
 
 
+def _done_at_target(run: _Run, step: int, value: float) -> bool:
+    """Whether the run ends at its target. A loss that reaches it below zero, with no
+    target set below zero, trains BOUND_CHECK_STEPS more: most losses are bounded
+    below by 0, and only the curve after tells a level from a fall without bound."""
+    evidence = run.evidence
+    if evidence.bound_check_from is not None:
+        return step >= evidence.bound_check_from + BOUND_CHECK_STEPS
+    if value > evidence.target:
+        return False
+    evidence.reached = True
+    negative_allowed = run.target_loss is not None and run.target_loss < 0
+    if value >= 0 or negative_allowed:
+        return True
+    evidence.bound_check_from = step
+    return False
+
+
 def _traced_forward(run: _Run) -> torch.Tensor:
     """The first forward pass, under hooks that record each module's input shapes
     and the order they ran in (``run.trace`` also names the module that raised)."""
@@ -179,7 +198,26 @@ def _traced_forward(run: _Run) -> torch.Tensor:
         loss = run.forward()
     run.evidence.module_inputs = run.trace.inputs
     run.evidence.module_order = run.trace.order
+    _record_unregistered(run, loss)
     return loss
+
+
+def _record_optimizer_coverage(run: _Run, optimizer: Any) -> None:
+    """Which of the model's parameters the optimizer lacks, and what else it holds."""
+    try:  # an instrument's failure must never pass for the project's error
+        found = bookkeeping.optimizer_coverage(run.model, optimizer, run.batch)
+    except Exception:
+        return
+    run.evidence.optimizer_missing, run.evidence.optimizer_extra = found
+
+
+def _record_unregistered(run: _Run, loss: torch.Tensor) -> None:
+    """The trainable leaves of the first loss's graph that the model does not own."""
+    try:
+        found = bookkeeping.unregistered_leaves(loss, run.model, run.batch)
+    except Exception:
+        return
+    run.evidence.unregistered = found
 
 
 def _observe_gradients(run: _Run, step: int, parameters: list) -> None:
@@ -229,21 +267,33 @@ def _build_model(run: _Run) -> torch.nn.Module:
         )
     evidence.requires_grad = instruments.requires_grad(model)
     if not evidence.requires_grad:
-        raise ProjectProblem(
-            "no-parameters",
-            f"the model ({type(model).__name__}) has no parameters to train",
-            config_key="model",
-        )
+        _no_parameters(run, model)
+    evidence.forward_parameters = inventory.forward_parameters(model)  # never raises
     run.model = model_to(model, evidence.device, _dtype(evidence))
     parameter_count = sum(p.numel() for p in model.parameters())
     run.threads = limit_cpu_threads(evidence.device, parameter_count)
     return run.model
 
 
+def _no_parameters(run: _Run, model: torch.nn.Module) -> None:
+    """Raise for a model without parameters: the project's bug when it keeps trainable
+    tensors in plain attributes (a list of layers), else its configuration's."""
+    try:
+        run.evidence.unregistered = bookkeeping.attribute_parameters(model)
+    except Exception:
+        pass
+    raise ProjectProblem(
+        "no-parameters",
+        f"the model ({type(model).__name__}) has no parameters to train",
+        config_key=None if run.evidence.unregistered else "model",
+    )
+
+
 def _build_batch(run: _Run) -> Any:
     run.phase = "batch"
     evidence = run.evidence
     batch = run.batch_factory()
+    evidence.batch_fields = inventory.safe_inventory(batch)
     tensors = tensors_in(batch)
     if not tensors:
         raise ProjectProblem(

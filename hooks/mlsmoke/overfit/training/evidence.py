@@ -19,6 +19,21 @@ ILLEGAL_MEMORY_ACCESS = "illegal-memory-access"
 OUT_OF_MEMORY = "out-of-memory"
 
 
+@dataclass
+class BatchField:
+    """One field of the batch as the engine received it, in plain values.
+
+    ``problem`` says why it is no tensor a model can take ("a str", "a ragged list",
+    "None", ...), or is None for a tensor (or a container of tensors);
+    ``nonfinite`` counts the NaN and Inf in a float tensor.
+    """
+
+    name: str
+    holds: str  # what a user reads, e.g. "int64 tensor (32, 12), values 0..63"
+    problem: str | None = None
+    nonfinite: int = 0
+
+
 class ProjectProblem(Exception):
     """A problem mlsmoke found in what the project gave the gate (torch raised nothing).
 
@@ -64,6 +79,12 @@ class Evidence:
     memory: dict[str, int] = field(default_factory=dict)  # bytes, on out-of-memory
     batch_size: int | None = None  # first dimension of the batch's first tensor
     rerun_of: Evidence | None = None  # the CUDA run this CPU re-run replaces
+    # Bookkeeping, recorded as the engine builds things (training/inventory.py):
+    batch_fields: list[BatchField] = field(default_factory=list)
+    forward_parameters: list[str] | None = None  # model.forward's named parameters
+    optimizer_missing: list[str] = field(default_factory=list)  # model params it lacks
+    optimizer_extra: list[str] = field(default_factory=list)  # tensors not the model's
+    unregistered: list[str] = field(default_factory=list)  # leaves the model lacks
     # The recipe (training/recipe.py): what trained, at which lr, step by step.
     optimizer: str = ""  # the optimizer's class name
     optimizer_source: str = ""  # "built-in Adam", "mypkg.train:make_optimizer", ...
@@ -71,6 +92,9 @@ class Evidence:
     lr_scale: float = 1.0  # a probe's factor on every lr of the recipe
     lrs: list[float] = field(default_factory=list)  # lr used at each update
     unscheduled_lr: float | None = None  # param group's initial_lr, with a scheduler
+    # The step a loss reached its target below zero; the run trained on from there
+    # to show whether the loss is bounded (engine.BOUND_CHECK_STEPS).
+    bound_check_from: int | None = None
 
     @property
     def steps(self) -> int:

@@ -18,7 +18,7 @@ import torch
 
 import mlsmoke
 
-_MLSMOKE_DIR = str(Path(mlsmoke.__file__).resolve().parent)
+_MLSMOKE_DIR = Path(mlsmoke.__file__).resolve().parent
 # torch's own dispatch frames between a module call and its forward, and the import
 # machinery between import_module and the user's module: noise to users.
 _NOISE = (
@@ -151,10 +151,19 @@ def user_traceback(error: BaseException) -> str | None:
     return "".join(lines).rstrip("\n")
 
 
+def _in_package(filename: str) -> bool:
+    """Whether ``filename`` is one of mlsmoke's own files: by its directory, never by a
+    word in the path (a checkout may live in a directory named mlsmoke)."""
+    try:
+        return Path(filename).resolve().is_relative_to(_MLSMOKE_DIR)
+    except (OSError, ValueError):
+        return False
+
+
 def _is_noise(frame: traceback.FrameSummary) -> bool:
-    filename = frame.filename.replace("\\", "/")
-    if filename.startswith(_MLSMOKE_DIR.replace("\\", "/")):
+    if _in_package(frame.filename):
         return True
+    filename = frame.filename.replace("\\", "/")
     if filename.startswith(_IMPORT_MACHINERY):
         return True
     return any(

@@ -11,6 +11,7 @@ import torch
 
 from mlsmoke.overfit.training.determinism import deterministic
 from mlsmoke.overfit.training.device import map_tensors
+from mlsmoke.overfit.training.inventory import batch_fields, describe_value
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.probes import remember
 
@@ -25,34 +26,6 @@ def fresh_batch(run: GateRun) -> Any:
     """The batch factory's batch, built under the gate's seed."""
     with seeded(run):
         return run.batch_factory()
-
-
-def batch_fields(batch: Any) -> list[tuple[str, Any]]:
-    """``(name, value)`` per field: mapping keys, tuple positions, or ``batch``."""
-    if isinstance(batch, dict) or (hasattr(batch, "keys") and hasattr(batch, "items")):
-        return [(str(k), v) for k, v in batch.items()]
-    if isinstance(batch, (tuple, list)):
-        return [(f"batch[{i}]", v) for i, v in enumerate(batch)]
-    return [("batch", batch)]
-
-
-def describe_value(value: Any) -> str:
-    """What a batch field holds, for a user reading a diagnosis."""
-    if isinstance(value, torch.Tensor):
-        text = f"{str(value.dtype).replace('torch.', '')} tensor {tuple(value.shape)}"
-        if (
-            value.numel()
-            and not value.is_floating_point()
-            and value.dtype != torch.bool
-        ):
-            text += f", values {int(value.min())}..{int(value.max())}"
-        return text
-    if isinstance(value, str):
-        return f"a str ({value[:20]!r})"
-    if isinstance(value, (list, tuple)):
-        inner = describe_value(value[0]).split(" (")[0] if value else "nothing"
-        return f"a {type(value).__name__} of {len(value)} ({inner}, ...)"
-    return f"a {type(value).__name__}"
 
 
 def differing_batch_field(run: GateRun) -> str | None:
@@ -72,12 +45,32 @@ def differing_batch_field(run: GateRun) -> str | None:
     return remember(run, "batch-differ", compare)
 
 
+def same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal shapes and values, NaN equal to NaN: a batch holding NaN is the same batch
+    at every call, and must not pass for a nondeterministic one."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if not (a.is_floating_point() or a.is_complex()):
+        return bool(torch.equal(a, b))
+    return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        return a.shape == b.shape and bool(torch.equal(a, b))
+        return same_tensor(a, b)
     flat_a, flat_b = [], []
     map_tensors(a, lambda t: flat_a.append(t) or t)
     map_tensors(b, lambda t: flat_b.append(t) or t)
     if flat_a or flat_b:
         return len(flat_a) == len(flat_b) and all(map(_same, flat_a, flat_b))
     return bool(a == b)
+
+
+__all__ = [
+    "batch_fields",
+    "describe_value",
+    "differing_batch_field",
+    "fresh_batch",
+    "same_tensor",
+    "seeded",
+]

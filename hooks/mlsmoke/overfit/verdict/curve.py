@@ -148,9 +148,8 @@ class Decay:
             return None
         if target >= self.floor + self.amplitude:
             return self.start
-        return self.start + math.ceil(
-            math.log(self.amplitude / (target - self.floor)) / self.rate
-        )
+        steps = math.log(self.amplitude / (target - self.floor)) / self.rate
+        return self.start + round(steps)  # an estimate: "about" so many steps
 
 
 # Rates tried by fit_decay (per step, log-spaced), then refined around the best.

@@ -59,6 +59,7 @@ class ForwardCapture:
     output: Any = None
     last_layer_outputs: int | None = None  # size of the last leaf module's last dim
     last_linear_output: torch.Tensor | None = None  # for models that return only a loss
+    loss: float | None = None  # the loss of this forward, as the gate computes it
 
 
 def capture_forward(run: GateRun) -> ForwardCapture | None:
@@ -77,7 +78,9 @@ def _capture(run: GateRun) -> ForwardCapture | None:
     model.eval()
     try:  # what was recorded before a failure still tells the output sizes
         with seeded(run), torch.no_grad(), _recording(model, capture):
-            _loss_of(run, model, batch)
+            loss = _loss_of(run, model, batch)
+        if isinstance(loss, torch.Tensor) and loss.numel() == 1:
+            capture.loss = float(loss)
     except Exception:
         pass
     return capture

@@ -2,9 +2,9 @@
 
 A probe is another short training run of the same factories: another lr, float64, or
 the CPU. Every probe (these and the one-pass ones in ``forward_probes.py``) is memoized
-per gate run, so that diagnoses asking the same question share one answer. lr sweeps
-stop at the first learning rate that memorizes, and each probe may take at most twice
-the run's own time: a failing gate costs a few times its own run.
+per gate run, so that diagnoses asking the same question share one answer. The lr
+range test (``lr_range.py``) is built on :func:`at_scale`; each probe may take at most
+twice the run's own time: a failing gate costs a few times its own run.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from mlsmoke.overfit.training.evidence import Evidence
+from mlsmoke.overfit.verdict import curve
 from mlsmoke.overfit.verdict.gate_run import GateRun
 
-LOWER_LR_FACTORS = (0.1, 0.01)
-HIGHER_LR_FACTORS = (10.0, 100.0)
 MIN_PROBE_SECONDS = 5.0
 
 
@@ -42,32 +41,28 @@ def probe_timeout(run: GateRun) -> float:
     return min(run.settings.timeout, max(2 * run.evidence.seconds, MIN_PROBE_SECONDS))
 
 
-def at_scale(run: GateRun, factor: float) -> Evidence:
-    """The same run with every learning rate of its recipe times ``factor`` (same
-    steps, same target)."""
+def at_scale(run: GateRun, factor: float, steps: int | None = None) -> Evidence:
+    """The same run with every learning rate of its recipe times ``factor``, for
+    ``steps`` updates (the run's own max-steps by default), to the same target."""
+    steps = steps or run.settings.max_steps
     return remember(
         run,
-        ("lr", factor),
-        lambda: run.probe(lr_scale=factor, timeout=probe_timeout(run)),
+        ("lr", factor, steps),
+        lambda: run.probe(lr_scale=factor, max_steps=steps, timeout=probe_timeout(run)),
     )
 
 
-def lr_sweep(run: GateRun, factors: tuple[float, ...]) -> list[Evidence]:
-    """Probes at ``lr * factor`` for each factor in turn, up to the first that
-    memorizes; the probes run, in order."""
-    probes = []
-    if not may_probe(run):
-        return probes
-    for factor in factors:
-        probe = at_scale(run, factor)
-        probes.append(probe)
-        if probe.memorized:
-            break
-    return probes
-
-
 def memorizing_probe(probes: list[Evidence]) -> Evidence | None:
-    return next((p for p in probes if p.memorized), None)
+    return next((p for p in probes if memorized(p)), None)
+
+
+def memorized(evidence: Evidence) -> bool:
+    """The run reached its target, and a loss that did so below zero then levelled
+    off (a loss falling without bound reaches any target)."""
+    start = evidence.bound_check_from
+    return evidence.memorized and (
+        start is None or curve.levels_off(evidence.losses[start:])
+    )
 
 
 def in_float64(run: GateRun) -> Evidence:

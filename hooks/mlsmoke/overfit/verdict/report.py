@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 from typing import TYPE_CHECKING
 
+from mlsmoke.overfit.process.settings import DEFAULT_TIER
+
 if TYPE_CHECKING:
     from mlsmoke.overfit.verdict.result import Result
 
@@ -60,16 +62,14 @@ def progress_line(
 
 def verdict_block(result: Result) -> str:
     """The result as users read it: verdict, curve, figures, then why and what to do."""
-    status = result.verdict.upper()
-    cached = " (cached)" if result.cached else ""
-    lines = [f"overfit {result.gate}: {status} {result.diagnosis.code}{cached}"]
-    if result.losses:
-        lines.append(f"  loss    {sparkline(result.losses)}")
-        target = "" if result.target is None else f"  target {result.target:.4g}"
+    lines = [headline(result)]
+    losses, first, last, target, steps = _curve(result)
+    if losses:
+        lines.append(f"  loss    {sparkline(losses)}")
+        target_text = "" if target is None else f"  target {target:.4g}"
         lines.append(
-            f"  {_number(result.initial_loss)} -> {_number(result.final_loss)}"
-            f"{target}  in {result.steps} steps, {result.device},"
-            f" {result.seconds:.2f} s"
+            f"  {_number(first)} -> {_number(last)}{target_text}  in {steps} steps,"
+            f" {result.device}, {result.seconds:.2f} s"
         )
     lines.append(_indent(result.diagnosis.summary, "  ", "  "))
     lines += [_indent(item, "    - ", "      ") for item in result.diagnosis.evidence]
@@ -81,6 +81,43 @@ def verdict_block(result: Result) -> str:
             _indent(f"warning {warning.code}: {warning.message}", "  ", "    ")
         )
     return "\n".join(lines)
+
+
+def _curve(
+    result: Result,
+) -> tuple[list[float], float | None, float | None, float | None, int]:
+    """The losses to draw, first, last, target and steps: the run the diagnosis is
+    about (a probe's, when it carries one), else the gate's own."""
+    probe = result.diagnosis.losses
+    if probe:
+        steps = result.diagnosis.steps
+        return (
+            probe,
+            probe[0],
+            probe[-1],
+            None,
+            len(probe) - 1 if steps is None else steps,
+        )
+    return (
+        result.losses,
+        result.initial_loss,
+        result.final_loss,
+        result.target,
+        result.steps,
+    )
+
+
+def headline(result: Result) -> str:
+    """``overfit GATE: VERDICT code``, with the tier when it is not the commit tier (a
+    pass at one tier says nothing of another), whether it came from the cache, and the
+    optimizer and lr that trained."""
+    status = result.verdict.upper()
+    tier = "" if result.tier in ("", DEFAULT_TIER) else f" at tier {result.tier}"
+    cached = " (cached)" if result.cached else ""
+    recipe = f" · {result.recipe}" if result.recipe else ""
+    return (
+        f"overfit {result.gate}: {status} {result.diagnosis.code}{tier}{cached}{recipe}"
+    )
 
 
 def _number(value: float | None) -> str:

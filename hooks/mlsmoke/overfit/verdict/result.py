@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from mlsmoke.overfit.process.settings import DEFAULT_TIER
 from mlsmoke.overfit.verdict.report import verdict_block
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
@@ -24,6 +25,10 @@ class Diagnosis:
     summary: str
     evidence: list[str] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)
+    # The run the diagnosis is about when it is a probe's, not the gate's own (a run
+    # without a target that shows where the loss goes): the report draws this one.
+    losses: list[float] | None = None
+    steps: int | None = None
 
 
 @dataclass
@@ -47,6 +52,14 @@ class Result:
     losses: list[float] = field(default_factory=list)
     seconds: float = 0.0
     cached: bool = False
+    tier: str = DEFAULT_TIER
+    # The project files the factories imported (relative to the root): the cache
+    # checks them, whatever ``watch`` says.
+    sources: list[str] = field(default_factory=list)
+    recipe: str = ""  # the optimizer and lr that trained, e.g. "AdamW lr 0.003 (...)"
+    notes: list[str] = field(
+        default_factory=list
+    )  # shown with -v: where things came from
 
     @property
     def verdict(self) -> str:

@@ -1,4 +1,5 @@
-"""The batch is what the model takes: float points, class indices in range, balanced."""
+"""The batches are what the model takes: float points, class indices in range,
+balanced, and the same for the same seed."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import torch
 
 from {{ cookiecutter.package_name }} import (
     ClassifierConfig,
+    TrainConfig,
     example_batch,
     spirals,
+    train_loader,
 )
 
 
@@ -25,3 +28,18 @@ def test_labels_cover_every_class_and_no_more() -> None:
 def test_same_seed_same_points() -> None:
     assert torch.equal(spirals(64, seed=3)[0], spirals(64, seed=3)[0])
     assert not torch.equal(spirals(64, seed=3)[0], spirals(64, seed=4)[0])
+
+
+def test_loader_batches_are_full_and_mixed() -> None:
+    config = TrainConfig(batch_size=32)
+    batches = list(train_loader(config))
+    assert len(batches) == config.n_train // config.batch_size
+    x, y = batches[0]
+    assert x.shape == (32, 2) and y.shape == (32,)
+    assert len(set(y.tolist())) == ClassifierConfig().n_classes  # shuffled, not sorted
+
+
+def test_same_seed_same_first_batch() -> None:
+    first = next(iter(train_loader(TrainConfig(seed=5))))[0]
+    assert torch.equal(first, next(iter(train_loader(TrainConfig(seed=5))))[0])
+    assert not torch.equal(first, next(iter(train_loader(TrainConfig(seed=6))))[0])

@@ -15,6 +15,7 @@ from mlsmoke.overfit.verdict.checks import (
     degenerate_batch,
     dropout_active,
     init_loss,
+    unregistered_parameters,
 )
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ REGISTRY: list[Check] = [
     degenerate_batch.check,
     batch_mixing.check,
     dropout_active.check,
+    unregistered_parameters.check,
 ]
 
 

@@ -1,7 +1,13 @@
-"""``batch-mixing``: in eval mode, the output for sample i has a gradient with respect
-to the input of another sample j, so samples leak into each other (a ``view`` where a
-``permute`` was meant, a forgotten ``batch_first``). Checked for several i, not only
-the first: some bugs leave sample 0 alone."""
+"""``batch-mixing``: in eval mode, the output for sample i moves when the input of
+another sample j changes, so samples leak into each other (a ``view`` where a
+``permute`` was meant, a forgotten ``batch_first``, a mean or std over the batch
+dimension in ``forward``).
+
+Found by perturbation, which covers every input type: token ids are replaced by other
+ids the batch holds, floats get noise. Checked for several i, not only the first (some
+bugs leave sample 0 alone): one eval forward per i with every other sample changed,
+then at most a few more to name a j.
+"""
 
 from __future__ import annotations
 
@@ -14,31 +20,41 @@ from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Warning
 
 CODE = "batch-mixing"
-TOLERANCE = 1e-7
+RTOL, ATOL = 1e-4, 1e-6
+NAMING_TRIES = 4  # forwards spent naming the sample that leaks
+
+HINT = (
+    "look for a view or reshape where transpose/permute was meant, a sequence model"
+    " missing batch_first=True, or statistics over the batch dimension in forward"
+    " (a mean or std over dim 0)"
+)
 
 
 def check(run: GateRun) -> list[Warning]:
     capture = forward_probes.capture_forward(run)
     if capture is None or not (capture.args or capture.kwargs):
         return []
-    logits = forward_probes.logits_of(capture.output)
-    if logits is None or logits.dim() < 2:
+    capture.model.eval()
+    base = seeded_logits(capture, capture.args, capture.kwargs)
+    if base is None or base.dim() < 2 or int(base.shape[0]) < 2:
         return []
-    samples = int(logits.shape[0])
-    if samples < 2:
-        return []
+    again = seeded_logits(capture, capture.args, capture.kwargs)
+    if again is None or not _close(again, base):
+        return []  # eval mode is not reproducible: nondeterministic-batch's question
+    samples = int(base.shape[0])
     for i in sample_indices(samples):
-        leak = leaking_sample(capture, i, samples)
-        if leak is not None:
-            return [
-                Warning(
-                    CODE,
-                    f"in eval mode the output for sample {i} depends on the input of"
-                    f" sample {leak}: samples leak into each other; look for a view or"
-                    " reshape where transpose/permute was meant, or a sequence model"
-                    " missing batch_first=True",
-                )
-            ]
+        others = [j for j in range(samples) if j != i]
+        if not moves(capture, base, i, others):
+            continue
+        leak = _name_leak(capture, base, i, others)
+        source = f"sample {leak}" if leak is not None else "the other samples"
+        return [
+            Warning(
+                CODE,
+                f"in eval mode the output for sample {i} changes when the input of"
+                f" {source} changes: samples leak into each other; {HINT}",
+            )
+        ]
     return []
 
 
@@ -48,68 +64,83 @@ def sample_indices(samples: int) -> list[int]:
     return sorted({0, min(1, samples - 1), samples // 2, samples - 1})
 
 
-def leaking_sample(
-    capture: forward_probes.ForwardCapture, i: int, samples: int
-) -> int | None:
-    """Another sample j whose input reaches sample i's output, or None."""
-    model = capture.model
-    model.eval()
-    watched: list[torch.Tensor] = []
-    args, kwargs = _with_grad_inputs(capture.args, capture.kwargs, samples, watched)
-    handles = [] if watched else _watch_embeddings(model, samples, watched)
+def moves(
+    capture: forward_probes.ForwardCapture,
+    base: torch.Tensor,
+    i: int,
+    changed: list[int],
+) -> bool:
+    """Whether sample i's output moves when the inputs of samples ``changed`` do."""
+    samples = int(base.shape[0])
+    generator = torch.Generator().manual_seed(i)
+
+    def change(value: Any) -> Any:
+        return perturbed(value, samples, changed, generator)
+
+    args = tuple(change(value) for value in capture.args)
+    kwargs = {key: change(value) for key, value in capture.kwargs.items()}
+    output = seeded_logits(capture, args, kwargs)
+    if output is None or output.shape != base.shape:
+        return False
+    return not _close(output[i], base[i])
+
+
+def seeded_logits(
+    capture: forward_probes.ForwardCapture, args: tuple, kwargs: dict
+) -> torch.Tensor | None:
+    """The model's logits for these inputs, under one fixed seed (noise a model draws
+    is the same at every call), or None when the call raises."""
     try:
-        with torch.enable_grad():
-            output = forward_probes.logits_of(model(*args, **kwargs))
-            if output is None or not output.requires_grad or not watched:
-                return None
-            output[i].sum().backward()
-    finally:
-        for handle in handles:
-            handle.remove()
-    for tensor in watched:
-        grad = tensor.grad
-        if grad is None or grad.shape[0] != samples:
-            continue
-        per_sample = grad.detach().flatten(1).abs().sum(1)  # (samples,)
-        per_sample[i] = 0
-        if float(per_sample.max()) > TOLERANCE:
-            return int(per_sample.argmax())
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            torch.manual_seed(0)
+            return forward_probes.logits_of(capture.model(*args, **kwargs))
+    except Exception:
+        return None
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal within float noise, NaN equal to NaN."""
+    return bool(torch.isclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True).all())
+
+
+def _name_leak(
+    capture: forward_probes.ForwardCapture,
+    base: torch.Tensor,
+    i: int,
+    others: list[int],
+) -> int | None:
+    candidates = [j for j in sample_indices(len(others) + 1) if j != i]
+    candidates += [j for j in others if j not in candidates]
+    for j in candidates[:NAMING_TRIES]:
+        if moves(capture, base, i, [j]):
+            return j
     return None
 
 
-def _with_grad_inputs(
-    args: tuple, kwargs: dict, samples: int, watched: list[torch.Tensor]
-) -> tuple[tuple, dict]:
-    def prepare(value: Any) -> Any:
-        if (
-            isinstance(value, torch.Tensor)
-            and value.is_floating_point()
-            and value.dim() >= 1
-            and value.shape[0] == samples
-        ):
-            leaf = value.detach().clone().requires_grad_(True)
-            watched.append(leaf)
-            return leaf
+def perturbed(
+    value: Any, samples: int, rows: list[int], generator: torch.Generator
+) -> Any:
+    """``value`` with the given samples' entries changed: floats get noise of their
+    own scale, integers (token ids, class indices) become other values the tensor
+    holds; anything without a batch dimension is left as it is."""
+    if not isinstance(value, torch.Tensor) or value.dim() < 1:
         return value
-
-    return tuple(map(prepare, args)), {k: prepare(v) for k, v in kwargs.items()}
-
-
-def _watch_embeddings(
-    model: torch.nn.Module, samples: int, watched: list[torch.Tensor]
-) -> list:
-    """For token inputs: watch the embeddings' outputs instead of the ids."""
-
-    def hook(module: Any, args: tuple, output: Any) -> Any:
-        if isinstance(output, torch.Tensor) and output.dim() >= 2:
-            if output.shape[0] == samples:
-                leaf = output.detach().requires_grad_(True)
-                watched.append(leaf)
-                return leaf
-        return None
-
-    return [
-        module.register_forward_hook(hook)
-        for module in model.modules()
-        if isinstance(module, torch.nn.Embedding)
-    ]
+    if int(value.shape[0]) != samples or value.dtype == torch.bool:
+        return value
+    changed = value.clone()
+    index = torch.tensor(rows, device=value.device)
+    part = changed[index]
+    if value.is_floating_point():
+        scale = float(value.float().std()) if value.numel() > 1 else 1.0
+        noise = torch.randn(part.shape, generator=generator).to(part)
+        changed[index] = part + noise * (scale if scale > 0 else 1.0)
+        return changed
+    if value.is_complex():
+        return value
+    present = torch.unique(value[value >= 0])
+    if present.numel() < 2:
+        return value
+    position = torch.searchsorted(present, part.clamp(min=0))
+    following = present[(position + 1) % present.numel()]
+    changed[index] = torch.where(part >= 0, following, part)
+    return changed

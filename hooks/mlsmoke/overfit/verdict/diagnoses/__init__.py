@@ -18,6 +18,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     lr_too_low,
     memorized,
     no_gradient,
+    optimizer_mismatch,
     non_finite,
     nondeterministic_batch,
     not_learning,
@@ -26,6 +27,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     shape_error,
     too_slow,
     train_error,
+    unregistered_parameters,
     wrong_objective,
 )
 
@@ -43,9 +45,14 @@ class Diagnoser(Protocol):
 REGISTRY: list[Diagnoser] = [
     memorized.diagnose,
     wrong_objective.diagnose,  # before config-error: it explains a negative init loss
+    # evidence before error text: what the batch held and which tensors train
+    data_error.diagnose_evidence,  # before config-error: a misnamed key loses the loss
     config_error.diagnose,
-    # make it run: the errors, most specific first
     out_of_memory.diagnose,
+    non_finite.diagnose_batch,
+    unregistered_parameters.diagnose,
+    optimizer_mismatch.diagnose,
+    # make it run: the errors, most specific first
     label_range_error.diagnose,
     data_error.diagnose,
     shape_error.diagnose,

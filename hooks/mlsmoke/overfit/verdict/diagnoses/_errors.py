@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import traceback
+
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 
 SHAPE_MESSAGES = (
@@ -27,6 +30,44 @@ SHAPE_MESSAGES = (
     "inconsistent tensor size",
     "doesn't match the broadcast shape",
 )
+
+
+# Words a check of sizes uses, whoever wrote it (torch, a library, the project's own
+# assert); matched on the words of the message, and inside names like block_size.
+SHAPE_WORDS = frozenset(
+    "size sizes shape shapes dim dims dimension dimensions dimensional ndim ndims"
+    " channel channels length lengths len seq sequence width height resolution"
+    " features".split()
+)
+# The exception types such checks raise.
+CHECK_ERRORS = (ValueError, AssertionError, RuntimeError, IndexError)
+
+
+def speaks_of_shapes(text: str) -> bool:
+    """Whether ``text`` speaks of sizes, shapes, dimensions, channels or lengths,
+    including inside snake_case or camelCase names (``block_size``, ``numChannels``)."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    words = re.split(r"[^a-z0-9]+", spaced.lower().replace("_", " "))
+    return any(word in SHAPE_WORDS for word in words)
+
+
+def check_text(evidence: Evidence) -> str:
+    """The message, or for a bare ``assert`` (no message) the asserting line itself."""
+    text = message(evidence)
+    if text or evidence.error is None:
+        return text
+    frames = traceback.extract_tb(evidence.error.__traceback__)
+    return (frames[-1].line or "") if frames else ""
+
+
+def is_shape_check(evidence: Evidence) -> bool:
+    """A size check failed in the forward pass or the loss: a ValueError, assert,
+    RuntimeError or IndexError whose text speaks of sizes, shapes or lengths."""
+    if not raised_in_forward(evidence):
+        return False
+    if not isinstance(evidence.error, CHECK_ERRORS):
+        return False
+    return speaks_of_shapes(check_text(evidence))
 
 
 def message(evidence: Evidence) -> str:

@@ -1,7 +1,10 @@
 """``data-error``: the batch is not what the model or the loss takes.
 
-Strings or lists instead of tensors, the wrong dtype for an embedding or a loss, missing
-or misnamed keys, token ids beyond the vocabulary. Says which field and what it holds.
+Evidence first (:func:`diagnose_evidence`, early in the registry): the batch factory
+raised; a field is no tensor (a str, a list, a ragged list, None) whatever the error
+said; a batch key is one edit away from a forward() parameter. Then torch's messages
+(:func:`diagnose`): the wrong dtype for an embedding or a loss, token ids beyond the
+vocabulary, missing keys. Says which field and what it holds.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import Any
 
 import torch
 
+from mlsmoke.overfit.training.evidence import BatchField, Evidence
 from mlsmoke.overfit.verdict import batch_probes
 from mlsmoke.overfit.verdict.diagnoses import _errors
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
@@ -52,7 +56,28 @@ CALLED_AS = (
 
 
 @diagnoser(CODE)
+def diagnose_evidence(run: GateRun) -> Diagnosis | None:
+    """What the batch held, before any error text: the factory raised, a field is no
+    tensor, or a key is one edit away from a forward() parameter."""
+    evidence = run.evidence
+    if evidence.error is None or evidence.cuda_error is not None:
+        return None
+    if evidence.phase == "batch":
+        return _factory_raised(evidence)
+    if evidence.phase not in _RUN_PHASES:
+        return None
+    typos = _key_typos(run)
+    if typos:
+        return _misnamed_keys(run, typos)
+    broken = [f for f in evidence.batch_fields if f.problem is not None]
+    if broken:
+        return _not_tensors(run, broken)
+    return None
+
+
+@diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
+    """What torch's message says about the data (dtypes, keys, ids out of range)."""
     evidence = run.evidence
     if not _errors.raised_in_forward(evidence):
         return None
@@ -60,24 +85,124 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if kind is None and not isinstance(evidence.error, KeyError):
         return None
     kind = kind or f"a missing key: {evidence.error}"
-    lines = [f"{_errors.where(evidence)} raised {_errors.raised(evidence)}"]
-    fields = _fields(run)
     named = set(re.findall(r"'(\w+)'", kind))
+    return _report(run, f"the batch holds {kind} ({_errors.where(evidence)})", named)
+
+
+_RUN_PHASES = ("forward", "loss", "backward", "step")
+
+FACTORY_SUGGESTIONS = [
+    "tokenize (or otherwise tensorize) the examples before they reach the collator:"
+    " a collator takes numbers, not raw text",
+    "pad ragged examples to one length (a padding collator, or pad_sequence) before"
+    " stacking them",
+]
+
+
+def _factory_raised(evidence: Evidence) -> Diagnosis:
+    lines = [f"the batch factory raised {_errors.raised(evidence)}"]
+    if evidence.user_traceback:
+        lines.append(evidence.user_traceback)
+    return Diagnosis(
+        CODE,
+        f"building the batch raised {type(evidence.error).__name__}: the data pipeline"
+        " (dataset, collator) cannot make this batch",
+        lines,
+        FACTORY_SUGGESTIONS + SUGGESTIONS[:1],
+    )
+
+
+def _not_tensors(run: GateRun, broken: list[BatchField]) -> Diagnosis:
+    first = broken[0]
+    more = f" (and {len(broken) - 1} more fields)" if len(broken) > 1 else ""
+    return _report(
+        run,
+        f"batch field {first.name} holds {first.problem}{more}: the data pipeline"
+        " never made it a tensor",
+        {f.name for f in broken},
+    )
+
+
+def _misnamed_keys(run: GateRun, typos: list[tuple[str, str]]) -> Diagnosis:
+    key, parameter = typos[0]
+    lines = [
+        f"batch key {k!r} is not a parameter of forward(); forward() takes {p!r}"
+        for k, p in typos
+    ]
+    diagnosis = _report(
+        run,
+        f"batch key {key!r} does not match forward()'s parameter {parameter!r}:"
+        f" the model never receives {parameter}",
+        {k for k, _ in typos},
+    )
+    diagnosis.evidence[1:1] = lines
+    diagnosis.suggestions.insert(0, f"rename the batch key {key!r} to {parameter!r}")
+    return diagnosis
+
+
+def _report(run: GateRun, summary: str, named: set[str]) -> Diagnosis:
+    """The diagnosis with the error raised and every field, the suspects marked."""
+    evidence = run.evidence
+    lines = [f"{_errors.where(evidence)} raised {_errors.raised(evidence)}"]
+    if evidence.config_key == "loss":
+        lines = ["the model returned no loss"]
+    fields = _fields(run)
     suspects = {name for name, _ in fields if name in named} or suspect_fields(fields)
     lines += [
         f"batch field {name}: {batch_probes.describe_value(value)}"
         + ("  <- here" if name in suspects and len(suspects) < len(fields) else "")
         for name, value in fields
     ]
-    suggestions = SUGGESTIONS
+    suggestions = list(SUGGESTIONS)
     if run.loss_fn is None:
-        suggestions = [CALLED_AS] + SUGGESTIONS
-    return Diagnosis(
-        CODE,
-        f"the batch holds {kind} ({_errors.where(evidence)})",
-        lines,
-        suggestions,
-    )
+        suggestions.insert(0, CALLED_AS)
+    return Diagnosis(CODE, summary, lines, suggestions)
+
+
+def _key_typos(run: GateRun) -> list[tuple[str, str]]:
+    """(batch key, forward parameter) pairs one or two edits apart, when the batch is
+    passed to the model by keyword (no loss callable)."""
+    evidence = run.evidence
+    if run.loss_fn is None and evidence.forward_parameters is not None:
+        keys = [f.name for f in evidence.batch_fields]
+        return close_names(keys, evidence.forward_parameters)
+    return []
+
+
+def close_names(keys: list[str], parameters: list[str]) -> list[tuple[str, str]]:
+    """Each key that is no parameter but one or two edits from a parameter no key
+    fills: ``label`` for ``labels``, ``input_id`` for ``input_ids``."""
+    unfilled = [p for p in parameters if p not in keys]
+    pairs = []
+    for key in keys:
+        if key in parameters:
+            continue
+        near = [
+            (distance, p)
+            for p in unfilled
+            if (distance := edit_distance(key.lower(), p.lower())) <= MAX_EDITS
+            and 2 * distance < min(len(key), len(p))
+        ]
+        if near:
+            pairs.append((key, min(near)[1]))
+    return pairs
+
+
+MAX_EDITS = 2
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance: insertions, deletions and substitutions."""
+    previous = list(range(len(b) + 1))
+    for i, char_a in enumerate(a, 1):
+        current = [i]
+        for j, char_b in enumerate(b, 1):
+            cost = 0 if char_a == char_b else 1
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            )
+        previous = current
+    return previous[-1]
 
 
 def suspect_fields(fields: list[tuple[str, Any]]) -> set[str]:

@@ -1,12 +1,12 @@
-"""``lr-too-high``: the loss rises, explodes or oscillates at the configured learning
-rate (or jumps in one update and then stalls, its ReLUs dead), and a short probe at a
-lower one memorizes. Reports the lr that worked."""
+"""``lr-too-high``: the lr range test finds a lower learning rate that memorizes. The
+curve at the configured rate usually rises, explodes or oscillates, or jumps in one
+update and then stalls, its ReLUs dead. Reports the lr that worked."""
 
 from __future__ import annotations
 
 import math
 
-from mlsmoke.overfit.verdict import curve, probes
+from mlsmoke.overfit.verdict import curve, lr_range, probes
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -22,14 +22,12 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None
     if not math.isfinite(evidence.losses[0]):
         return None  # broken at init: no learning rate is involved yet
+    test = lr_range.lr_range_test(run)
+    working = test.working
+    if working is None or working.lr >= evidence.lr:
+        return None
     reading = curve.classify_curve(evidence.losses, evidence.target)
     spike = curve.early_spike(evidence.losses)
-    if reading.shape not in UNSTABLE and spike is None:
-        return None
-    sweep = probes.lr_sweep(run, probes.LOWER_LR_FACTORS)
-    working = probes.memorizing_probe(sweep)
-    if working is None:
-        return None
     lines = [f"at lr {evidence.lr:g}: {reading.reason}"]
     behaviour = f"the loss is {reading.shape}"
     if reading.shape not in UNSTABLE and spike is not None:
@@ -38,15 +36,22 @@ def diagnose(run: GateRun) -> Diagnosis | None:
             " stalls"
         )
         lines.insert(0, f"at lr {evidence.lr:g}: one update too large at step {spike}")
-    lines += [probes.describe_lr_result(probe) for probe in sweep]
+    elif reading.shape not in UNSTABLE:
+        behaviour = f"{reading.reason}"
+    lines += [probes.describe_lr_result(probe) for probe in test.probes]
+    where = (
+        "in [tool.mlsmoke.overfit], and in training"
+        if evidence.optimizer_source.startswith("built-in")
+        or not evidence.optimizer_source
+        else f"in {evidence.optimizer_source}"
+    )
     return Diagnosis(
         CODE,
         f"the learning rate {evidence.lr:g} is too high: {behaviour};"
         f" at lr {working.lr:g} it memorized in {working.steps} steps",
         lines,
         [
-            f"set lr = {working.lr:g} (or lower) in [tool.mlsmoke.overfit], and in"
-            " training",
+            f"set lr = {working.lr:g} (or lower) {where}",
             "use a warmup, or clip gradients (torch.nn.utils.clip_grad_norm_)",
             "if a lower lr only delays the problem, look for a numerical issue"
             " (normalization, log of zero)",

@@ -1,15 +1,23 @@
-"""``lr-too-low``: the loss barely moves (or falls far too slowly), and a short probe
-at a higher learning rate memorizes. Reports the lr that worked."""
+"""``lr-too-low``: the learning rate is 0, a scheduler takes it to nothing, or the loss
+barely moves (or falls far too slowly) and the lr range test finds a higher rate that
+memorizes, or a loss that improves with every decade up. Reports the lr that worked
+and where the lr comes from."""
 
 from __future__ import annotations
 
-from mlsmoke.overfit.verdict import curve, probes
+from mlsmoke.overfit.training.evidence import Evidence
+from mlsmoke.overfit.verdict import curve, lr_range, probes
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
 
 CODE = "lr-too-low"
-SLOW = (curve.PLATEAU, curve.FALLING_TOO_SLOWLY)
+# A schedule that takes the lr below this fraction of its start has stopped training.
+DECAYED = 1e-3
+# Without a rate that memorizes, "better with every decade" must also have covered
+# this fraction of the way to the target.
+TREND_PROGRESS = 0.5
+CHECK_RECIPE = "probe the learning rate first: it causes all four curve patterns"
 
 
 @diagnoser(CODE)
@@ -17,23 +25,117 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
     if not evidence.stopped_short():
         return None
+    if evidence.lrs and max(evidence.lrs) == 0.0:
+        return _zero(evidence)
+    decayed = _decayed_at(evidence)
+    if decayed is not None:
+        return _decayed(evidence, decayed)
     reading = curve.classify_curve(evidence.losses, evidence.target)
-    if reading.shape not in SLOW:
+    test = lr_range.lr_range_test(run)
+    working = test.working
+    if working is not None and working.lr > evidence.lr:
+        summary = (
+            f"at lr {working.lr:g} the batch is memorized in {working.steps} steps"
+        )
+        advice = working.lr
+    elif working is None and _improves_enough(test, evidence):
+        best = test.side(lr_range.UP)[-1]
+        summary = f"the loss improves with every decade up to lr {best.lr:g}"
+        advice = best.lr
+    else:
         return None
-    sweep = probes.lr_sweep(run, probes.HIGHER_LR_FACTORS)
-    working = probes.memorizing_probe(sweep)
-    if working is None:
-        return None
-    lines = [f"at lr {evidence.lr:g}: {reading.reason}"]
-    lines += [probes.describe_lr_result(probe) for probe in sweep]
+    lines = [f"at lr {evidence.lr:g}: {reading.reason}", *_origin(evidence)]
+    lines += [probes.describe_lr_result(probe) for probe in test.probes]
     return Diagnosis(
         CODE,
-        f"the learning rate {evidence.lr:g} is too low: at lr {working.lr:g} the batch"
-        f" is memorized in {working.steps} steps",
+        f"the learning rate {evidence.lr:g} is too low: {summary}",
         lines,
         [
-            f"set lr = {working.lr:g} in [tool.mlsmoke.overfit], and check the"
+            f"raise the lr to about {advice:g}{_where(evidence)}, and check the"
             " training config's lr and scheduler (a warmup stuck at its start?)",
-            "probe the learning rate first: it causes all four curve patterns",
+            CHECK_RECIPE,
         ],
     )
+
+
+def _improves_enough(test: lr_range.RangeTest, evidence: Evidence) -> bool:
+    if not lr_range.improves_upward(test, evidence):
+        return False
+    best = test.side(lr_range.UP)[-1]
+    return curve.relative_progress(best.losses, evidence.target) >= TREND_PROGRESS
+
+
+def _zero(evidence: Evidence) -> Diagnosis:
+    if evidence.scheduler and evidence.unscheduled_lr:
+        origin = (
+            f"the scheduler {evidence.scheduler} sets it to 0 (the optimizer's own lr"
+            f" is {evidence.unscheduled_lr:g})"
+        )
+        fix = f"check {evidence.scheduler}: a warmup stuck at its first step, or a"
+        fix += " lambda that returns 0"
+    else:
+        origin = f"the optimizer {_recipe(evidence)} is built with lr 0"
+        fix = "give the optimizer a learning rate above 0"
+    return Diagnosis(
+        CODE,
+        f"the learning rate is 0 at every step: {origin}",
+        [
+            f"lr 0 for all {len(evidence.lrs)} updates; the loss stays at"
+            f" {evidence.losses[-1]:.4g}",
+            f"optimizer {_recipe(evidence)}",
+        ],
+        [fix, CHECK_RECIPE],
+    )
+
+
+def _decayed_at(evidence: Evidence) -> int | None:
+    """The step at which a scheduler took the lr below DECAYED of its start."""
+    lrs = evidence.lrs
+    if not evidence.scheduler or not lrs or lrs[0] <= 0:
+        return None
+    return next(
+        (step for step, lr in enumerate(lrs) if lr < DECAYED * lrs[0]),
+        None,
+    )
+
+
+def _decayed(evidence: Evidence, step: int) -> Diagnosis:
+    lrs = evidence.lrs
+    return Diagnosis(
+        CODE,
+        f"the learning rate decays to nothing: {evidence.scheduler} takes it from"
+        f" {lrs[0]:g} to {lrs[step]:g} by step {step}",
+        [
+            f"lr {lrs[0]:g} at step 0, {lrs[step]:g} at step {step},"
+            f" {lrs[-1]:g} at the end",
+            f"the loss went from {evidence.losses[0]:.4g} to"
+            f" {evidence.losses[-1]:.4g}; the target is {evidence.target:.4g}",
+            f"optimizer {_recipe(evidence)}",
+        ],
+        [
+            f"check {evidence.scheduler}'s settings (step size, gamma, total steps):"
+            " the lr should stay useful for the whole of training",
+            CHECK_RECIPE,
+        ],
+    )
+
+
+def _origin(evidence: Evidence) -> list[str]:
+    if (
+        evidence.optimizer_source.startswith("built-in")
+        or not evidence.optimizer_source
+    ):
+        return []
+    return [f"optimizer {_recipe(evidence)}"]
+
+
+def _recipe(evidence: Evidence) -> str:
+    scheduler = f" with {evidence.scheduler}" if evidence.scheduler else ""
+    name = evidence.optimizer or "optimizer"
+    return f"{name}{scheduler} (from {evidence.optimizer_source or 'the gate'})"
+
+
+def _where(evidence: Evidence) -> str:
+    if evidence.optimizer_source.startswith("built-in"):
+        return " (lr in [tool.mlsmoke.overfit])"
+    return f" in {evidence.optimizer_source or 'the optimizer'}"

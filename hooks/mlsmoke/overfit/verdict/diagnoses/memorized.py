@@ -1,7 +1,9 @@
-"""``memorized``: the loss reached its target; the gate passes."""
+"""``memorized``: the loss reached its target; the gate passes. A loss that reached
+it below zero must also have levelled off (see ``wrong_objective``)."""
 
 from __future__ import annotations
 
+from mlsmoke.overfit.verdict import probes
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import MEMORIZED, Diagnosis
@@ -10,7 +12,7 @@ from mlsmoke.overfit.verdict.result import MEMORIZED, Diagnosis
 @diagnoser(MEMORIZED)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
-    if not evidence.memorized:
+    if not probes.memorized(evidence):
         return None
     return Diagnosis(
         MEMORIZED,

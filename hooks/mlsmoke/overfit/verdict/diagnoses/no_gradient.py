@@ -51,7 +51,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if not evidence.stopped_short():
         return None
     shape = curve.classify_curve(evidence.losses, evidence.target).shape
-    if shape not in (curve.PLATEAU, curve.FALLING_TOO_SLOWLY):
+    if shape not in (curve.PLATEAU, curve.FLOOR, curve.FALLING_TOO_SLOWLY):
         return None
     causes = gradless_parameters(evidence)
     if not causes:

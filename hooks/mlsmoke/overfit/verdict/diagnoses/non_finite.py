@@ -33,6 +33,39 @@ TRAINING_SUGGESTIONS = [
 ]
 
 
+BATCH_SUGGESTIONS = [
+    "find where the NaN or Inf enter the data: missing values read as NaN, a division"
+    " by a zero std in normalization, a log of 0 in preprocessing",
+    "fill or drop missing values before they reach the batch (torch.nan_to_num, or"
+    " filter the examples), and assert torch.isfinite(x).all() in the data pipeline",
+]
+
+
+@diagnoser(CODE)
+def diagnose_batch(run: GateRun) -> Diagnosis | None:
+    """A float field of the batch holds NaN or Inf: every loss it touches is poisoned,
+    whatever the curve or the error looked like."""
+    evidence = run.evidence
+    poisoned = [f for f in evidence.batch_fields if f.nonfinite]
+    if evidence.memorized or not poisoned or evidence.cuda_error is not None:
+        return None
+    first = poisoned[0]
+    lines = [
+        f"batch field {f.name}: {f.holds}, with {f.nonfinite} NaN or Inf values"
+        for f in poisoned
+    ]
+    if evidence.error is not None:
+        lines.append(f"then the run raised {type(evidence.error).__name__}")
+    elif evidence.losses:
+        lines.append(f"the loss at init: {evidence.losses[0]:.4g}")
+    return Diagnosis(
+        CODE,
+        f"batch field {first.name} holds {first.nonfinite} NaN or Inf values",
+        lines,
+        BATCH_SUGGESTIONS,
+    )
+
+
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence

@@ -1,13 +1,14 @@
-"""``not-learning``: the loss plateaus, no probe helps, and gradients flow. Gives
-gradient-norm evidence (vanishing gradients, dead units) and the field guide's
-suggestions."""
+"""``not-learning``: the loss plateaus, or levels off at a floor above the target, no
+learning rate in the range test helps, and gradients flow. Gives the floor's value and
+its usual causes, gradient-norm evidence (vanishing gradients, dead units), and the
+field guide's suggestions."""
 
 from __future__ import annotations
 
 import math
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve, probes
+from mlsmoke.overfit.verdict import curve, lr_range, probes
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -23,6 +24,15 @@ SUGGESTIONS = [
     " missing normalization in deep stacks",
     "check that labels and inputs are aligned and the model can represent the batch",
 ]
+FLOOR_SUGGESTIONS = [
+    "a floor comes from the objective, not the step budget: more steps will not"
+    " reach the target",
+    "probabilities given to a loss that expects logits (softmax applied twice:"
+    " cross_entropy already applies log_softmax)",
+    "label smoothing, or a strong regularizer (weight decay, a penalty term) that"
+    " the data term cannot outweigh",
+    "a bounded output (sigmoid, tanh, clamp) that cannot reach the targets' range",
+]
 
 
 @diagnoser(CODE)
@@ -31,14 +41,24 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if not evidence.stopped_short():
         return None
     reading = curve.classify_curve(evidence.losses, evidence.target)
-    if reading.shape != curve.PLATEAU:
+    if reading.shape not in (curve.PLATEAU, curve.FLOOR):
         return None
     lines = [reading.reason] + gradient_lines(evidence)
-    lines += [probes.describe_lr_result(probe) for probe in _lr_probes(run)]
+    tried = lr_range.lr_range_test(run).probes
+    lines += [probes.describe_lr_result(probe) for probe in tried]
+    helps = "and no learning rate probed helps" if tried else "(no lr probed)"
+    if reading.shape == curve.FLOOR:
+        return Diagnosis(
+            CODE,
+            f"the loss levels off at a floor of {reading.floor:.4g}, above the target"
+            f" {evidence.target:.4g}, {helps}",
+            lines,
+            FLOOR_SUGGESTIONS + SUGGESTIONS[2:],
+        )
     return Diagnosis(
         CODE,
         f"the loss plateaus at {curve.tail_level(evidence.losses):.4g} above the target"
-        f" {evidence.target:.4g}, and no learning rate probed helps",
+        f" {evidence.target:.4g}, {helps}",
         lines,
         SUGGESTIONS,
     )
@@ -61,8 +81,3 @@ def gradient_lines(evidence: Evidence) -> list[str]:
         )
         lines.append(f"zero gradient at the first step (dead units upstream): {shown}")
     return lines
-
-
-def _lr_probes(run: GateRun) -> list[Evidence]:
-    """The higher-lr probes that lr-too-low already ran, re-read from the memo."""
-    return probes.lr_sweep(run, probes.HIGHER_LR_FACTORS)

@@ -15,6 +15,15 @@ CODE = "out-of-memory"
 
 _MESSAGES = ("out of memory", "can't allocate memory", "cannot allocate memory")
 
+# Phases outside the forward pass, where no module or loss is to blame.
+_OUTSIDE_FORWARD = {
+    "model": "building the model",
+    "batch": "building the batch",
+    "optimizer": "building the optimizer",
+    "backward": "the backward pass",
+    "step": "the optimizer step",
+}
+
 SUGGESTIONS = [
     "use a smaller batch for the gate (memorizing a handful of examples is enough)",
     "train in lower precision (bfloat16 or float16)",
@@ -34,7 +43,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         or (_errors.is_torch_error(evidence) and _errors.mentions(evidence, _MESSAGES))
     ):
         return None
-    lines = [f"{_errors.where(evidence)} raised {_errors.raised(evidence)}"]
+    outside = _OUTSIDE_FORWARD.get(evidence.phase or "")
+    lines = [f"{outside or _errors.where(evidence)} raised {_errors.raised(evidence)}"]
     asked = _requested_bytes(_errors.message(evidence))
     if asked is not None:
         lines.append(f"one allocation asked for {_gib(asked)}")
@@ -46,6 +56,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         lines.append(f"inputs of {_errors.where(evidence)}: {shapes}")
     device = evidence.device
     summary = f"out of memory on {device} during the {evidence.phase or 'run'}"
+    if outside:
+        summary = f"out of memory on {device} while {outside}"
     if evidence.batch_size is not None:
         summary += f" (batch size {evidence.batch_size})"
     return Diagnosis(CODE, summary, lines, SUGGESTIONS)

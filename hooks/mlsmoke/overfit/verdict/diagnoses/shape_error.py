@@ -1,5 +1,10 @@
 """``shape-error``: tensors do not match. Names the module (or the loss) where it
-happened and the shapes of its inputs, as the forward hooks recorded them."""
+happened and the shapes of its inputs, as the forward hooks recorded them.
+
+The rule is the evidence, not one library's sentence: a ValueError, assert,
+RuntimeError or IndexError raised in the forward pass or the loss whose text speaks of
+sizes, shapes, dimensions, channels or lengths (torch's, a library's, or the project's
+own assert, whose line is read when it has no message)."""
 
 from __future__ import annotations
 
@@ -27,7 +32,11 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
     if not _errors.raised_in_forward(evidence):
         return None
-    if not _errors.mentions(evidence, _errors.SHAPE_MESSAGES):
+    # torch's own messages are extra evidence; the rule is a size check that failed
+    if not (
+        _errors.is_shape_check(evidence)
+        or _errors.mentions(evidence, _errors.SHAPE_MESSAGES)
+    ):
         return None
     place = _errors.where(evidence)
     lines = [f"{place} raised {_errors.raised(evidence)}"]

@@ -1,5 +1,6 @@
-"""``too-slow``: the loss falls steadily but would need more steps than allowed.
-Estimates how many, from the pace of the curve's second half."""
+"""``too-slow``: the loss falls steadily, and the decay fitted to its tail reaches the
+target, but later than the steps allowed. Estimates when. (A fitted floor above the
+target is ``not-learning``: no step budget gets there.)"""
 
 from __future__ import annotations
 

@@ -1,12 +1,16 @@
 """``wrong-objective``: the loss rises at every learning rate probed, or falls below
-zero without bound: a flipped sign, or a maximized quantity."""
+zero without bound: a flipped sign, a maximized quantity, or a loss given inputs it
+does not expect (``nll_loss`` on raw logits). A loss below zero is a question, not a
+success: whether it reached its target or started negative, the curve after is read,
+and only one that levels off is bounded. A loss meant to go negative (a Gaussian NLL
+with a learned variance) says so with a target-loss below zero."""
 
 from __future__ import annotations
 
 import math
 
 from mlsmoke.overfit.training.evidence import ProjectProblem
-from mlsmoke.overfit.verdict import curve, probes
+from mlsmoke.overfit.verdict import curve, lr_range, probes
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -19,9 +23,13 @@ PROBE_STEPS = 30
 SUGGESTIONS = [
     "check the sign of the loss: minimize cross-entropy, not its negative",
     "make sure the optimizer minimizes (no maximize=True, no gradient ascent)",
-    "use a loss on the model's raw logits as the function expects (nll_loss takes"
-    " log-probabilities; cross_entropy takes logits)",
+    "give the loss what it expects: nll_loss takes log-probabilities (log_softmax"
+    " first), cross_entropy takes raw logits",
 ]
+NEGATIVE_ALLOWED = (
+    "if the loss is meant to go negative (a log-likelihood of continuous data), set"
+    " an absolute target-loss below zero"
+)
 
 
 @diagnoser(CODE)
@@ -29,6 +37,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
     if _negative_at_init(run):
         return _falls_without_bound(run)
+    if evidence.bound_check_from is not None and evidence.error is None:
+        return _fell_through_target(run)
     if not evidence.stopped_short(3):
         return None
     reading = curve.classify_curve(evidence.losses, evidence.target)
@@ -38,14 +48,14 @@ def diagnose(run: GateRun) -> Diagnosis | None:
             "the loss falls below zero without bound: a flipped sign or a maximized"
             " quantity",
             [reading.reason],
-            SUGGESTIONS,
+            SUGGESTIONS + [NEGATIVE_ALLOWED],
         )
     if reading.shape not in (curve.RISING, curve.EXPLODING):
         return None
-    sweep = probes.lr_sweep(run, probes.LOWER_LR_FACTORS)
+    sweep = [p for p in lr_range.lr_range_test(run).side(lr_range.DOWN) if _moved(p)]
     if not sweep or not all(_climbs(run, probe.losses) for probe in sweep):
         return None
-    if _shape(run, sweep[-1].losses) != curve.RISING:
+    if _shape(run, sweep[-1].losses) == curve.EXPLODING:
         return None  # still exploding at the smallest lr: not a steady climb
     lines = [f"at lr {evidence.lr:g}: {reading.reason}"]
     lines += [probes.describe_lr_result(probe) for probe in sweep]
@@ -59,14 +69,52 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     )
 
 
+def _fell_through_target(run: GateRun) -> Diagnosis | None:
+    """The loss reached its target below zero; the engine trained on to see a level."""
+    evidence = run.evidence
+    start = evidence.bound_check_from
+    after = evidence.losses[start:]
+    if probes.memorized(evidence):
+        return None
+    end = f"{after[-1]:.4g}" if math.isfinite(after[-1]) else f"{after[-1]}"
+    return Diagnosis(
+        CODE,
+        f"the loss falls below zero without bound ({evidence.losses[0]:.4g} at init,"
+        f" {end} {len(after) - 1} steps after reaching the target): not"
+        " memorization, but a loss with no lower bound",
+        [
+            f"it passed the target {evidence.target:.4g} at step {start} with"
+            f" {after[0]:.4g}, then kept falling: {_sample(after)}",
+            "a loss to minimize is bounded below, usually by 0",
+        ],
+        SUGGESTIONS + [NEGATIVE_ALLOWED],
+    )
+
+
+def _sample(values: list[float]) -> str:
+    shown = values[:: max(1, len(values) // 5)][:6]
+    return " -> ".join(f"{v:.4g}" for v in shown)
+
+
+def _moved(probe) -> bool:
+    losses = probe.losses
+    if len(losses) < 3 or not math.isfinite(losses[-1]):
+        return len(losses) >= 2
+    return abs(losses[-1] - losses[0]) > 0.01 * max(abs(losses[0]), 1e-8)
+
+
 def _shape(run: GateRun, losses: list[float]) -> str:
     return curve.classify_curve(losses, run.evidence.target).shape
 
 
 def _climbs(run: GateRun, losses: list[float]) -> bool:
+    """The loss ends above its start and never went meaningfully below it: ascent,
+    however slow (at a small lr a climb is a plateau that tilts up)."""
     if len(losses) < 3 or losses[-1] <= losses[0]:
         return False
-    return _shape(run, losses) in (curve.RISING, curve.EXPLODING)
+    finite = [v for v in losses if math.isfinite(v)]
+    slack = 0.01 * curve.loss_scale(losses, run.evidence.target)
+    return min(finite) >= losses[0] - slack
 
 
 def _negative_at_init(run: GateRun) -> bool:
@@ -88,10 +136,8 @@ def _falls_without_bound(run: GateRun) -> Diagnosis | None:
     finite = [v for v in losses if math.isfinite(v)]
     if probe.error is not None or len(finite) < 4:
         return None
-    falling = curve.is_unbounded_below(finite) or (
-        len(finite) < len(losses) and finite[-1] < finite[0]
-    )
-    if not falling:
+    fell = finite[-1] < finite[0] - 0.01 * max(abs(finite[0]), 1e-8)
+    if not fell or (len(finite) == len(losses) and curve.levels_off(finite)):
         return None
     return Diagnosis(
         CODE,
@@ -102,9 +148,7 @@ def _falls_without_bound(run: GateRun) -> Diagnosis | None:
             f" -> {losses[-1]:.4g}",
             "a loss to minimize is bounded below, usually by 0",
         ],
-        SUGGESTIONS
-        + [
-            "if the loss is meant to go negative (a log-likelihood of continuous"
-            " data), set an absolute target-loss instead of target-ratio",
-        ],
+        SUGGESTIONS + [NEGATIVE_ALLOWED + " instead of target-ratio"],
+        losses=list(losses),  # the headline draws this run, not the 0-step main one
+        steps=probe.steps,
     )

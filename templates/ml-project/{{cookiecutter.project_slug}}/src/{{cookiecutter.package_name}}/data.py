@@ -1,8 +1,10 @@
 """The data: points on interleaved spiral arms, one class per arm.
 
 Generated, not downloaded, so a test or a commit hook can build a batch anywhere.
+``train_loader`` is the training pipeline: train.py trains on it, and the overfit-batch
+gate memorizes its first batch.
 
->>> x, y = example_batch(batch_size=8)
+>>> x, y = next(iter(train_loader(TrainConfig(batch_size=8))))
 >>> x.shape, y.shape
 (torch.Size([8, 2]), torch.Size([8]))
 >>> y.dtype
@@ -14,6 +16,9 @@ from __future__ import annotations
 import math
 
 import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from .recipe import TrainConfig
 
 
 def spirals(
@@ -29,8 +34,25 @@ def spirals(
     return points, labels
 
 
+def train_loader(config: TrainConfig | None = None) -> DataLoader:
+    """Shuffled training batches ``(x, y)``, shapes ``(B, 2)`` and ``(B,)``.
+
+    The same seed gives the same batches, in the same order.
+    """
+    config = config or TrainConfig()
+    points, labels = spirals(config.n_train, seed=config.seed)  # (N, 2), (N,)
+    return DataLoader(
+        TensorDataset(points, labels),
+        batch_size=config.batch_size,
+        shuffle=True,
+        drop_last=True,  # every batch has B examples
+        num_workers=config.num_workers,
+        generator=torch.Generator().manual_seed(config.seed),
+    )
+
+
 def example_batch(
     batch_size: int = 32, seed: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """One batch ``(x, y)``: the batch the overfit-batch gate memorizes."""
+    """One batch ``(x, y)`` of fresh points, for tests and examples."""
     return spirals(batch_size, seed=seed)

@@ -1,0 +1,210 @@
+"""Run the runner with a time limit per file, keeping only the tail of its output.
+
+The runner says when each file and each example starts. A file that is not done within
+``timeout`` seconds is a failure naming the example that was running; the runner is
+killed and started again for the files after it. Ctrl-C, SIGTERM and SIGHUP kill the
+runner and reap it before the temporary directory goes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, NamedTuple
+
+from mlsmoke import interpreter
+from mlsmoke.doctests.results import FileFailure, FileResult, results_from_json
+from mlsmoke.errors import EnvironmentProblem
+from mlsmoke.scratch import scratch_directory
+from mlsmoke.watchdog import Watchdog
+
+RUNNER_MODULE = "mlsmoke.doctests.runner"
+OUTPUT_KEPT = 64 * 1024  # bytes of the runner's own output the hook keeps
+_OUTPUT_TAIL_LINES = 30
+_FILES_NAMED = 5  # in the message of a runner that died
+_LINE_WIDTH = 200
+
+
+class Job(NamedTuple):
+    """A file to run: how the user named it, and where it is."""
+
+    shown: str
+    path: Path
+
+
+@dataclass
+class _Run:
+    """One start of the runner: its results, and where it was when it ended."""
+
+    results: list[FileResult]
+    code: int
+    output: str
+    timed_out: bool = False
+    running: dict = field(default_factory=dict)  # the last start event
+
+
+def run_with_time_limits(
+    python: Path,
+    jobs: Sequence[Job],
+    root: Path,
+    optionflags: Sequence[str],
+    timeout: float,
+) -> list[FileResult]:
+    """Every job's result; a file past ``timeout`` fails, the others still run."""
+    done: dict[str, FileResult] = {}
+    pending = list(jobs)
+    while pending:
+        run = _run_once(python, pending, root, optionflags, timeout)
+        done.update((result.path, result) for result in run.results)
+        left = [job for job in pending if job.shown not in done]
+        if not left:
+            break
+        if not run.timed_out:
+            raise EnvironmentProblem(_no_report_message(python, left, run))
+        stuck = run.running.get("file") or left[0].shown
+        done[stuck] = _timed_out(stuck, timeout, run)
+        pending = [job for job in left if job.shown != stuck]
+    return [done[job.shown] for job in jobs if job.shown in done]
+
+
+def _run_once(
+    python: Path,
+    jobs: list[Job],
+    root: Path,
+    optionflags: Sequence[str],
+    timeout: float,
+) -> _Run:
+    with scratch_directory("doctest") as scratch:
+        request, report = Path(scratch, "request.json"), Path(scratch, "report.json")
+        request.write_text(
+            json.dumps(
+                {
+                    "root": str(root),
+                    "files": [[job.shown, str(job.path)] for job in jobs],
+                    "optionflags": list(optionflags),
+                }
+            ),
+            encoding="utf-8",
+        )
+        code, output, watchdog, events = _supervise(
+            python, [str(request), str(report)], root, timeout
+        )
+        results = []
+        if report.is_file():
+            results = results_from_json(json.loads(report.read_text(encoding="utf-8")))
+        expired = watchdog.expired_after is not None
+        return _Run(results, code, output, expired, events.running)
+
+
+def _supervise(
+    python: Path, args: list[str], root: Path, timeout: float
+) -> tuple[int, str, Watchdog, _Events]:
+    read_end, write_end = os.pipe()
+    command = interpreter.module_command(python, RUNNER_MODULE, *args, str(write_end))
+    try:
+        process = subprocess.Popen(
+            command,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            pass_fds=(write_end,),
+        )
+    except OSError as error:
+        os.close(read_end)
+        raise EnvironmentProblem(f"{python}: cannot run: {error.strerror}") from None
+    finally:
+        os.close(write_end)
+    watchdog = Watchdog(lambda: os.kill(process.pid, signal.SIGKILL), timeout)
+    events = _Events(os.fdopen(read_end), watchdog, timeout)
+    tail = _Tail(process.stdout)  # type: ignore[arg-type]
+    for thread in (watchdog, events, tail):
+        thread.start()
+    try:
+        code = process.wait()
+    except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: the runner goes first
+        process.kill()
+        process.wait()
+        raise
+    finally:
+        watchdog.finish()
+        events.join(timeout=1)
+        tail.join(timeout=1)
+    return code, tail.text(), watchdog, events
+
+
+class _Events(threading.Thread):
+    """Reads the runner's start events; each file gets ``timeout`` from its start."""
+
+    def __init__(self, stream: IO[str], watchdog: Watchdog, timeout: float) -> None:
+        super().__init__(daemon=True)
+        self.stream, self.watchdog, self.timeout = stream, watchdog, timeout
+        self.running: dict = {}
+
+    def run(self) -> None:
+        with self.stream:
+            for line in self.stream:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(event, dict):
+                    continue
+                if "line" not in event:
+                    self.watchdog.extend(self.timeout)
+                self.running = event
+
+
+class _Tail(threading.Thread):
+    """Reads a stream to its end, keeping its last OUTPUT_KEPT bytes only."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+
+    def run(self) -> None:
+        with self.stream:
+            while chunk := self.stream.read1(OUTPUT_KEPT):  # type: ignore[attr-defined]
+                self.chunks.append(chunk)
+                self.size += len(chunk)
+                while self.size - len(self.chunks[0]) >= OUTPUT_KEPT:
+                    self.size -= len(self.chunks.popleft())
+
+    def text(self) -> str:
+        return b"".join(self.chunks)[-OUTPUT_KEPT:].decode("utf-8", "replace")
+
+
+def _timed_out(shown: str, timeout: float, run: _Run) -> FileResult:
+    running = run.running if run.running.get("file") == shown else {}
+    if "line" in running:
+        source = running.get("source", "").rstrip("\n").replace("\n", "\n    ... ")
+        doing = f"the example at line {running['line']} was running:\n    >>> {source}"
+    else:
+        doing = "its module was still importing (no example had started)"
+    lines = [doing] + _last_lines(run.output, 10, "its last output:")
+    summary = f"timed out after {timeout:g} s"
+    return FileResult(shown, 0, [], FileFailure(summary, "\n".join(lines), ""))
+
+
+def _last_lines(output: str, count: int, title: str) -> list[str]:
+    lines = [line[:_LINE_WIDTH] for line in output.rstrip().splitlines()[-count:]]
+    return [title, *(f"  {line}" for line in lines)] if lines else []
+
+
+def _no_report_message(python: Path, jobs: list[Job], run: _Run) -> str:
+    running = ", ".join(job.shown for job in jobs[:_FILES_NAMED])
+    if len(jobs) > _FILES_NAMED:
+        running += f" and {len(jobs) - _FILES_NAMED} more"
+    lines = [f"{python} exited with code {run.code} before reporting on {running}"]
+    return "\n".join(
+        lines + _last_lines(run.output, _OUTPUT_TAIL_LINES, "its last output:")
+    )

@@ -1,0 +1,41 @@
+"""The project's own import graph: which of its files a gate's factories imported.
+
+Read in the worker after the gate ran, from ``sys.modules``: every module whose file
+lies under the project root, except virtualenvs, installed packages and mlsmoke itself.
+The cache records these files with their content, so a change to any of them
+invalidates a pass even when ``watch`` does not name them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import mlsmoke
+
+_INSTALLED = {"site-packages", "dist-packages"}
+
+
+def project_modules(root: Path) -> list[str]:
+    """The files (relative to ``root``, '/'-separated, sorted) of the modules loaded
+    from the project."""
+    root = root.resolve()
+    outside = [Path(mlsmoke.__file__).resolve().parent]
+    # A virtualenv inside the project is not the project (a prefix above it is moot).
+    prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix)}
+    outside += [p for p in prefixes if p != root and p.is_relative_to(root)]
+    found = set()
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None)
+        if not isinstance(name, str) or not Path(name).is_absolute():
+            continue  # built-in, frozen, a namespace package, or a made-up name
+        path = Path(name).resolve()
+        if path.is_file() and _is_project_file(path, root, outside):
+            found.add(path.relative_to(root).as_posix())
+    return sorted(found)
+
+
+def _is_project_file(path: Path, root: Path, outside: list[Path]) -> bool:
+    if not path.is_relative_to(root) or _INSTALLED & set(path.parts):
+        return False
+    return not any(path.is_relative_to(directory) for directory in outside)

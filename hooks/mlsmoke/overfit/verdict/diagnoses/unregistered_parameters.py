@@ -1,0 +1,73 @@
+"""``unregistered-parameters``: the loss depends on trainable tensors the model does
+not own, and the optimizer never updates them.
+
+Layers kept in a plain Python list (not ``nn.ModuleList``), a bare tensor with
+``requires_grad=True`` (not ``nn.Parameter``): ``model.parameters()`` misses them, so
+the optimizer, ``.to(device)`` and ``state_dict()`` do too. The engine walks the first
+loss's autograd graph down to its leaves. A failure only where it blocks memorization;
+otherwise the ``unregistered-parameters`` warning says it.
+"""
+
+from __future__ import annotations
+
+from mlsmoke.overfit.training.bookkeeping import listed
+from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
+from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
+from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.result import Diagnosis
+
+CODE = "unregistered-parameters"
+
+SUGGESTIONS = [
+    "keep submodules in nn.ModuleList / nn.ModuleDict, not a Python list or dict",
+    "wrap trainable tensors in nn.Parameter (and buffers in register_buffer)",
+]
+
+
+@diagnoser(CODE)
+def diagnose(run: GateRun) -> Diagnosis | None:
+    evidence = run.evidence
+    if _no_registered_parameters(evidence):
+        return Diagnosis(
+            CODE,
+            "the model registers no parameters: its trainable tensors sit in plain"
+            " attributes",
+            [f"not registered: {', '.join(listed(evidence.unregistered))}"],
+            SUGGESTIONS,
+        )
+    if evidence.memorized or evidence.error is not None:
+        return None
+    frozen = never_trained(evidence)
+    if not frozen:
+        return None
+    lines = [
+        "the loss depends on these trainable tensors, which model.parameters() does"
+        f" not list, so the optimizer never updates them: {', '.join(listed(frozen))}"
+    ]
+    if evidence.losses:
+        lines.append(
+            f"the loss went {evidence.losses[0]:.4g} -> {evidence.losses[-1]:.4g}"
+            f" in {evidence.steps} steps"
+        )
+    return Diagnosis(
+        CODE,
+        f"{len(frozen)} tensors the loss depends on are not registered with the model,"
+        " so they never train",
+        lines,
+        SUGGESTIONS,
+    )
+
+
+def never_trained(evidence: Evidence) -> list[str]:
+    """Unregistered leaves of the loss that the optimizer does not hold either."""
+    held = set(evidence.optimizer_extra)
+    return [leaf for leaf in evidence.unregistered if leaf not in held]
+
+
+def _no_registered_parameters(evidence: Evidence) -> bool:
+    error = evidence.error
+    return (
+        isinstance(error, ProjectProblem)
+        and error.code == "no-parameters"
+        and bool(evidence.unregistered)
+    )

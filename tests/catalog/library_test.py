@@ -1,0 +1,53 @@
+"""The library catalog (transformers and Lightning) through the gate and through a plain
+torch.optim loop: every correct model memorizes in both with no warning, every bug
+fails with its code and warnings under the gate and fails (or raises) in the plain
+loop. ``benchmarks/bench_catalog.py`` prints both catalogs."""
+
+from __future__ import annotations
+
+import pytest
+
+from .catalog_test import CODES, WARNING_CODES
+from .library.cases import BUGS, CASES, CORRECT, LIGHTNING, SEQ2SEQ, VISION, Case
+from .library.cases import BERT, GPT2
+from .library.plain import train_plainly
+from .library.runner import run_case
+
+pytestmark = pytest.mark.library
+IDS = [case.name for case in CASES]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_library_case_gets_its_code_and_warnings(case: Case) -> None:
+    outcome = run_case(case)
+    result = outcome.result
+    told = "\n".join([result.diagnosis.summary, *result.diagnosis.evidence])
+    assert (outcome.code, sorted(outcome.warnings)) == (
+        case.code,
+        sorted(case.warnings),
+    ), f"{case.bug or 'correct model'}: {told}"
+    if case.kind == "bug":
+        assert result.verdict == "fail"
+        assert result.diagnosis.evidence and result.diagnosis.suggestions
+    else:
+        assert result.passed
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_library_case_in_a_plain_torch_loop(case: Case) -> None:
+    outcome = train_plainly(case)
+    if case.kind == "bug":
+        assert not outcome.memorized, f"{case.bug}: memorized in a plain loop"
+    else:
+        assert outcome.memorized, f"{case.name} did not memorize: {outcome}"
+
+
+def test_library_catalog_covers_every_code_warning_and_family() -> None:
+    assert len(BUGS) >= 25 and len(CORRECT) >= 10
+    assert {case.code for case in BUGS} == CODES
+    warned = set().union(*(case.warnings for case in CASES))
+    assert warned == WARNING_CODES | {"unregistered-parameters"}
+    families = {BERT, GPT2, SEQ2SEQ, VISION, LIGHTNING}
+    assert families <= {case.architecture for case in BUGS}
+    assert families <= {case.architecture for case in CORRECT}
+    assert len({case.name for case in CASES}) == len(CASES)

@@ -1,0 +1,183 @@
+"""Cache faults through the real CLI in a real subprocess: broken entries, a cache that
+cannot be written, concurrent gates, and files the watch list forgets. A fault costs
+the shortcut or says so; it never passes a gate that did not run on this code."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from .cache_fault_project import (
+    cache_entries,
+    finish,
+    leftovers,
+    make_project,
+    mount_tmpfs,
+    run,
+    start,
+    unmount,
+)
+
+PASSED = "overfit default: PASS memorized"
+CACHED = "overfit default: PASS memorized (cached)"
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = make_project(tmp_path / "project")
+    first = run(root, "overfit")
+    assert first.code == 0 and PASSED in first.out and CACHED not in first.out
+    assert len(cache_entries(root)) == 1
+    return root
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: text[: len(text) // 2],  # a writer cut off mid-entry
+        lambda text: "",
+        lambda text: "\x00\xff garbage \ufffd" * 50,
+        lambda text: text.replace('"memorized"', '"memorized"}', 1),
+    ],
+    ids=["truncated", "empty", "garbage", "garbled"],
+)
+def test_a_broken_entry_is_a_miss_and_is_replaced(project, damage):
+    (entry,) = cache_entries(project)
+    entry.write_text(damage(entry.read_text()), errors="surrogateescape")
+    again = run(project, "overfit")
+    assert again.code == 0 and PASSED in again.out and CACHED not in again.out
+    assert CACHED in run(project, "overfit").out  # rewritten whole
+    assert leftovers(project) == []
+
+
+def test_a_model_file_outside_watch_still_invalidates_the_pass(tmp_path):
+    root = make_project(tmp_path / "project", watch='["pyproject.toml"]')
+    assert run(root, "overfit").code == 0
+    assert CACHED in run(root, "overfit").out
+    with (root / "overfit_models.py").open("a") as file:
+        file.write("\n# an edit the watch list does not cover\n")
+    again = run(root, "overfit")
+    assert again.code == 0 and CACHED not in again.out
+    assert CACHED in run(root, "overfit").out
+
+
+def test_a_bug_added_outside_watch_fails_instead_of_passing_cached(tmp_path):
+    root = make_project(tmp_path / "project", watch='"pyproject.toml"')
+    assert run(root, "overfit").code == 0
+    models = root / "overfit_models.py"
+    models.write_text(
+        models.read_text().replace("torch.arange(16) % 4", "torch.arange(16) % 4 + 4")
+    )  # labels out of range: the model no longer trains
+    broken = run(root, "overfit")
+    assert broken.code == 1 and "FAIL" in broken.out and "(cached)" not in broken.out
+
+
+def test_a_file_edited_while_the_gate_runs_is_not_trusted_afterwards(tmp_path):
+    root = make_project(tmp_path / "project", watch='["pyproject.toml"]')
+    (root / "editing.py").write_text(
+        "from pathlib import Path\n\n"
+        "from overfit_models import MLP\n\n\n"
+        "def build():\n"
+        "    model = MLP()\n"
+        "    with Path(__file__).with_name('overfit_models.py').open('a') as file:\n"
+        "        file.write('# a commit lands while the gate runs\\n')\n"
+        "    return model\n"
+    )
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace("overfit_models:MLP",
+                                                       "editing:build"))  # fmt: skip
+    assert run(root, "overfit").code == 0
+    assert cache_entries(root) == []  # it ran the old code: not stored
+
+
+def test_two_gates_at_once_share_one_valid_cache(tmp_path):
+    root = make_project(tmp_path / "project")
+    started = [start(root, "overfit") for _ in range(2)]
+    outcomes = [finish(*pair) for pair in started]
+    assert [o.code for o in outcomes] == [0, 0]
+    assert all(PASSED in o.out for o in outcomes)
+    assert len(cache_entries(root)) == 1 and leftovers(root) == []
+    assert CACHED in run(root, "overfit").out
+
+
+def test_a_directory_in_watch_covers_every_file_under_it(tmp_path):
+    root = make_project(tmp_path / "project", watch='["data", "pyproject.toml"]')
+    (root / "data" / "labels").mkdir(parents=True)
+    (root / "data" / "labels" / "classes.txt").write_text("a b c d\n")
+    assert run(root, "overfit").code == 0
+    assert CACHED in run(root, "overfit").out
+    (root / "data" / "labels" / "classes.txt").write_text("a b c d e\n")
+    assert CACHED not in run(root, "overfit").out
+
+
+@pytest.mark.parametrize("watch", ['["src"]', '"src"', '["**/*.pyx"]'])
+def test_a_watch_entry_that_matches_nothing_is_a_config_error(tmp_path, watch):
+    root = make_project(tmp_path / "project", watch=watch)
+    outcome = run(root, "overfit")
+    entry = watch.strip('[]"')
+    assert outcome.code == 2 and outcome.out == ""
+    assert outcome.err.startswith(
+        f"mlsmoke overfit: tool.mlsmoke.overfit.watch: {entry!r} matches no file in"
+    )
+    assert cache_entries(root) == []
+
+
+@pytest.fixture
+def mounted(tmp_path):
+    mounts = []
+
+    def mount(target, options):
+        if not mount_tmpfs(target, options):
+            return False
+        mounts.append(target)
+        return True
+
+    yield mount
+    for target in mounts:
+        unmount(target)
+
+
+def test_a_read_only_cache_runs_the_gate_and_says_it_is_not_cached(tmp_path, mounted):
+    root = make_project(tmp_path / "project")
+    cache = root / ".mlsmoke"
+    if not mounted(cache, "ro,size=64k"):
+        if os.geteuid() == 0:
+            pytest.skip("cannot mount a read-only tmpfs here")
+        cache.chmod(0o555)
+    for _ in range(2):  # never served from a cache it could not write
+        outcome = run(root, "overfit")
+        assert outcome.code == 0 and PASSED in outcome.out and CACHED not in outcome.out
+        assert "overfit: the pass is not cached: " in outcome.err
+        assert outcome.err.rstrip().endswith(
+            ("Read-only file system", "Permission denied")
+        )
+    assert leftovers(root) == []
+
+
+def test_a_full_disk_runs_the_gate_and_leaves_no_partial_entry(tmp_path, mounted):
+    root = make_project(tmp_path / "project")
+    cache = root / ".mlsmoke"
+    if not mounted(cache, "size=16k"):
+        pytest.skip("cannot mount a small tmpfs here (the unit tests patch the write)")
+    (cache / "overfit").mkdir()
+    (cache / ".gitignore").write_text("*\n")
+    filler = cache / "filler"
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(descriptor, b"x" * 1024):
+            pass
+    except OSError:
+        pass  # the disk is full
+    finally:
+        os.close(descriptor)
+    deadline = time.monotonic() + 300
+    outcome = run(root, "overfit")
+    assert time.monotonic() < deadline
+    assert outcome.code == 0 and PASSED in outcome.out
+    assert "overfit: the pass is not cached: " in outcome.err
+    assert "No space left on device" in outcome.err
+    assert cache_entries(root) == [] and leftovers(root) == []
+    filler.unlink()
+    assert run(root, "overfit").code == 0 and len(cache_entries(root)) == 1

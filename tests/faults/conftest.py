@@ -1,0 +1,33 @@
+"""Fixtures of the fault-injection suite: a throwaway project and the real CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from .faultkit import Outcome, run_cli, write_project
+
+
+@pytest.fixture
+def fault_project(tmp_path: Path) -> Callable[..., Path]:
+    """``fault_project(**overfit_keys)``: a project with one gate, ``smoke``."""
+
+    def make(**overfit: object) -> Path:
+        keys = {key.replace("_", "-"): value for key, value in overfit.items()}
+        return write_project(tmp_path / "project", keys)
+
+    return make
+
+
+@pytest.fixture
+def mlsmoke(tmp_path: Path) -> Callable[..., Outcome]:
+    """``mlsmoke(*args, cwd=..., fault=..., ...)``: the CLI in a subprocess."""
+
+    def run(*args: str, cwd: Path | None = None, **options) -> Outcome:
+        return run_cli(
+            args, cwd or tmp_path / "project", tmp_path / "scratch", **options
+        )
+
+    return run
