@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     changed = [project.name(file) for file in project.files() if file.changed]
     _finish(project, args)
     seconds = time.perf_counter() - started
-    print(_summary(project, args, changed, gate, notes, seconds))
+    print(_summary(project, args, changed, gate, notes, debt, seconds))
     print(report.table(debt, checked))
     if gate.run and not args.dry_run:
         return _run_gate(root)
@@ -133,7 +133,7 @@ def _finish(project: Project, args: argparse.Namespace) -> None:
             write_text(file)
 
 
-def _summary(project, args, changed, gate, notes, seconds: float) -> str:
+def _summary(project, args, changed, gate, notes, debt, seconds: float) -> str:
     verb = "would write" if args.dry_run else "wrote"
     lines = [f"mlsmoke init: {project.root} ({seconds:.1f} s)"]
     lines.append(f"  {verb}: {', '.join(changed) or 'nothing (already adopted)'}")
@@ -145,10 +145,11 @@ def _summary(project, args, changed, gate, notes, seconds: float) -> str:
         "  next: pre-commit install && pre-commit run --all-files; "
         "fix a baselined file, then `mlsmoke debt --update`"
     )
-    lines.append(
-        "  black's baseline goes with: "
-        "black $(mlsmoke debt --files black) && mlsmoke debt --update"
-    )
+    if BLACK in debt:  # black skips force-excluded files even when named: override
+        lines.append(
+            "  black's baseline goes with: black --force-exclude '^$' "
+            "$(mlsmoke debt --files black) && mlsmoke debt --update"
+        )
     return "\n".join(lines)
 
 
