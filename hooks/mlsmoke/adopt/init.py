@@ -100,8 +100,14 @@ def _baseline(project: Project, args: argparse.Namespace, had: bool):
     if not args.dry_run:
         _fix_first(project, args)
     result = measure.measure(project)
-    if args.format:
-        args.would_format = sorted(result.debt.pop(BLACK, {}))
+    if args.dry_run:  # the fixes would run first: not debt
+        for asked, tool, verb in (
+            (args.format, BLACK, "format"),
+            (args.fix_scripts, STRICT_MODE, "fix"),
+        ):
+            if asked and tool in result.debt:
+                count = len(result.debt.pop(tool))
+                result.notes.append(f"{tool}: would {verb} {count} files")
     for tool, failures in result.debt.items():
         project.write(tool, failures)
     return project.read(), result.checked, result.notes
@@ -138,8 +144,6 @@ def _summary(project, args, changed, gate, notes, debt, seconds: float) -> str:
     lines = [f"mlsmoke init: {project.root} ({seconds:.1f} s)"]
     lines.append(f"  {verb}: {', '.join(changed) or 'nothing (already adopted)'}")
     lines.append(f"  gate: {gate.summary}")
-    if getattr(args, "would_format", None):
-        lines.append(f"  black: {len(args.would_format)} files to format")
     lines += [f"  note: {note}" for note in notes]
     lines.append(
         "  next: pre-commit install && pre-commit run --all-files; "
