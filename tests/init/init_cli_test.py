@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import mlsmoke
+from adoption import mlsmoke
 from legacy_repo import write_legacy_repo
 
 from gitrepo import commit_all, git, init_git_repo

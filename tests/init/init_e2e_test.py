@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_ENV, Adopted, PreCommit, mlsmoke
+from adoption import PROJECT_ENV, Adopted, PreCommit, mlsmoke
 
 from gitrepo import commit_all, git
 from mlsmoke.adopt.baselines import Project
