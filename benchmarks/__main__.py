@@ -32,6 +32,7 @@ ORDER = (
     "doctest",
     "catalog",
     "reliability",
+    "init",
 )
 
 

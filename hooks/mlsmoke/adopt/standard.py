@@ -1,8 +1,9 @@
 """The hooks ``mlsmoke init`` wires: the template's own ``.pre-commit-config.yaml``.
 
-The template's config is the one home of the hooks and their revs: ``init`` reads its
-repo and hook blocks as text (comments and ``additional_dependencies`` included), so a
-project adopted with ``init`` gets what ``mlsmoke new`` generates.
+``init`` reads the template's repo and hook blocks as text (comments and
+``additional_dependencies`` included), its placeholders filled from their one home,
+:mod:`mlsmoke.hook_repos`, so a project adopted with ``init`` gets what ``mlsmoke new``
+generates.
 """
 
 from __future__ import annotations
