@@ -23,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 # Sections appear in this order; any other bench_<name>.py follows alphabetically.
 ORDER = (
     "gate",
+    "adapters",
     "cache",
     "commit",
     "hook_env",
@@ -31,6 +32,7 @@ ORDER = (
     "doctest",
     "catalog",
     "reliability",
+    "init",
 )
 
 

@@ -25,6 +25,9 @@ class ProcessRun:
     returncode: int
     stdout: str
     stderr: str
+    cpu_seconds: float = (
+        0.0  # user + system time of the process and its waited children
+    )
 
     def check(self, what: str) -> ProcessRun:
         """This run, or RuntimeError with its output when it failed."""
@@ -67,6 +70,7 @@ def run_process(
             returncode=process.returncode,
             stdout=out.read().decode(errors="replace"),
             stderr=err.read().decode(errors="replace"),
+            cpu_seconds=usage.ru_utime + usage.ru_stime,
         )
 
 

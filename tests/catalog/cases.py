@@ -409,7 +409,6 @@ BUGS = [
         "wrong-objective",
         says="falls below zero without bound",
         loss=curve_bugs.nll_of_logits,
-        warnings=frozenset({"init-loss"}),
         bug="nll_loss on raw logits (log_softmax forgotten): 0.06 at init",
     ),
     Case(
@@ -421,7 +420,6 @@ BUGS = [
         says="negative at init",
         loss=curve_bugs.nll_of_logits,
         options={"target-ratio": 0.05},
-        warnings=frozenset({"init-loss"}),
         bug="nll_loss on raw logits, negative at init, explicit target-ratio",
     ),
     Case(
@@ -434,6 +432,17 @@ BUGS = [
         loss=models.cross_entropy,
         options={"lr": 1e-7},
         bug="Adam at lr 1e-7",
+    ),
+    Case(
+        "gru-project-adamw-three-decades-low",
+        GRU,
+        models.GRUClassifier,
+        models.sequence_batch,
+        "lr-too-low",
+        says="optimizer AdamW with CosineAnnealingLR",
+        loss=models.cross_entropy,
+        optimizer=curve_bugs.adamw_typed_three_decades_low,
+        bug="the project's AdamW at 3e-6 (meant 3e-3), cosine schedule",
     ),
     Case(
         "mlp-sgd-oscillates",

@@ -86,6 +86,12 @@ def warmup_that_never_starts(params: Any) -> tuple[Any, Any]:
     return optimizer, scheduler
 
 
+def adamw_typed_three_decades_low(params: Any) -> tuple[Any, Any]:
+    optimizer = torch.optim.AdamW(params, lr=3e-6)  # bug: meant 3e-3
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=1000)
+    return optimizer, scheduler
+
+
 # --- floors -------------------------------------------------------------------------
 
 

@@ -41,7 +41,7 @@ class Outcome:
 def run_case(case: Case, tier: str = "commit") -> Outcome:
     """The case on the CPU at ``tier``, with the Python API's settings."""
     options = {
-        "optimizer": "adam",
+        "optimizer": None,  # unset: a LightningModule trains its own recipe
         "lr": None,
         "max-steps": None,
         "target-loss": None,
@@ -58,6 +58,7 @@ def run_case(case: Case, tier: str = "commit") -> Outcome:
     if case.optimizer is not None:
         factories["optimizer"] = case.optimizer
         settings.optimizer, settings.lr = "custom", None
+        settings.unset = [key for key in settings.unset if key != "optimizer"]
     started = time.perf_counter()
     result, run = run_gate(settings, factories=factories)
     seconds = time.perf_counter() - started

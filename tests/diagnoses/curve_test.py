@@ -100,6 +100,13 @@ def test_a_floor_reads_as_a_floor_at_every_tier(steps: int, ratio: float) -> Non
     assert "floor of 0.7437" in reading.reason
 
 
+def test_a_curve_still_falling_toward_a_floor_is_not_yet_at_it() -> None:
+    # at too low an lr: a third of the way down to where the fit says it levels off
+    losses = decay(3.5, 0.003, 300, floor=1.2)
+    reading = curve.classify_curve(losses, 0.17)
+    assert reading.shape == curve.PLATEAU and "toward 1.2" in reading.reason
+
+
 def test_a_floor_below_the_target_is_slowness_with_the_fitted_steps() -> None:
     losses = decay(2.0, 0.01, 100, floor=0.5)
     target = 0.5 + 1.5 * math.exp(-0.01 * 400)  # the fitted curve gets there at 400

@@ -1,7 +1,6 @@
-"""A small gate project and the real ``mlsmoke`` CLI in a subprocess, with the checks
-every cache and config fault test makes: no mlsmoke traceback, no process left behind
-(found by a marker in the environment, so orphans count too), no temporary file left.
-"""
+"""A small gate project for the cache and config faults, run through ``faultkit``'s
+real CLI: the checks every fault test makes (no mlsmoke traceback, no process and no
+temporary file left behind) plus the cache's own (no half-written entry left)."""
 
 from __future__ import annotations
 
@@ -9,94 +8,67 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
-import mlsmoke
+from .faultkit import Outcome, assert_clean, run_cli
 
 MODELS = Path(__file__).resolve().parents[1] / "overfit" / "overfit_models.py"
-PACKAGE_DIR = Path(mlsmoke.__file__).resolve().parent
-MARKER = "MLSMOKE_FAULT_TEST"
 GATE = """
 [tool.mlsmoke.overfit]
 model = "overfit_models:MLP"
 batch = "overfit_models:mlp_batch"
 loss = "overfit_models:mlp_loss"
 """
-
-
-@dataclass
-class Outcome:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def text(self) -> str:
-        return self.out + self.err
+LIMIT = 300.0  # seconds; a gate of this MLP takes a few on a loaded machine
 
 
 def make_project(root: Path, extra: str = "", watch: str | None = None) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     shutil.copy(MODELS, root)
-    lines = [GATE.strip()]
-    if watch is not None:
-        lines.append(f"watch = {watch}")
+    lines = [GATE.strip()] + ([f"watch = {watch}"] if watch is not None else [])
     (root / "pyproject.toml").write_text("\n".join(lines) + "\n" + extra)
     return root
 
 
-def start(root: Path, *args: str) -> tuple[subprocess.Popen, str]:
-    """``mlsmoke ARGS`` started in ``root``; returns it and its marker."""
-    marker = uuid.uuid4().hex
-    env = {**os.environ, MARKER: marker, "MLSMOKE_PYTHON": sys.executable}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mlsmoke", *args],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+def run(root: Path, *args: str) -> Outcome:
+    """``mlsmoke ARGS`` in ``root``, checked clean."""
+    scratch = root.parent / f"scratch-{uuid.uuid4().hex}"
+    outcome = run_cli(
+        args, root, scratch, limit=LIMIT, env={"MLSMOKE_PYTHON": sys.executable}
     )
-    return process, marker
-
-
-def finish(process: subprocess.Popen, marker: str, timeout: float = 300) -> Outcome:
-    out, err = process.communicate(timeout=timeout)
-    outcome = Outcome(process.returncode, out, err)
-    assert_no_traceback(outcome)
-    assert processes_with(marker) == [], "a process outlived mlsmoke"
+    assert_clean(outcome)
+    assert leftovers(root) == [], "a half-written cache entry was left behind"
     return outcome
 
 
-def run(root: Path, *args: str) -> Outcome:
-    return finish(*start(root, *args))
+def run_together(root: Path, count: int, *args: str) -> list[Outcome]:
+    """``count`` runs of ``mlsmoke ARGS`` in ``root`` at once."""
+    outcomes: list[Outcome | None] = [None] * count
 
+    def one(index: int) -> None:
+        outcomes[index] = run_cli(
+            args,
+            root,
+            root.parent / f"scratch-{uuid.uuid4().hex}",
+            limit=LIMIT,
+            env={"MLSMOKE_PYTHON": sys.executable},
+        )
 
-def assert_no_traceback(outcome: Outcome) -> None:
-    """No crash of mlsmoke's own (the project's traceback in a verdict is fine)."""
-    assert "Traceback" not in outcome.err, outcome.err
-    assert f'File "{PACKAGE_DIR}' not in outcome.text, outcome.text
-
-
-def processes_with(marker: str) -> list[int]:
-    """Running processes whose environment holds ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if f"{MARKER}={marker}".encode() in environ.split(b"\0"):
-            found.append(int(entry.name))
-    return found
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for outcome in outcomes:
+        assert outcome is not None
+        assert_clean(outcome)
+    return outcomes  # type: ignore[return-value]
 
 
 def leftovers(root: Path) -> list[str]:
-    """Temporary files of interrupted writes in the project."""
+    """Temporary files of interrupted cache writes."""
     return sorted(str(path.relative_to(root)) for path in root.rglob("*.partial"))
 
 

@@ -5,18 +5,16 @@ the shortcut or says so; it never passes a gate that did not run on this code.""
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
 from .cache_fault_project import (
     cache_entries,
-    finish,
     leftovers,
     make_project,
     mount_tmpfs,
     run,
-    start,
+    run_together,
     unmount,
 )
 
@@ -28,7 +26,7 @@ CACHED = "overfit default: PASS memorized (cached)"
 def project(tmp_path):
     root = make_project(tmp_path / "project")
     first = run(root, "overfit")
-    assert first.code == 0 and PASSED in first.out and CACHED not in first.out
+    assert first.code == 0 and PASSED in first.stdout and CACHED not in first.stdout
     assert len(cache_entries(root)) == 1
     return root
 
@@ -37,30 +35,28 @@ def project(tmp_path):
     "damage",
     [
         lambda text: text[: len(text) // 2],  # a writer cut off mid-entry
-        lambda text: "",
-        lambda text: "\x00\xff garbage \ufffd" * 50,
         lambda text: text.replace('"memorized"', '"memorized"}', 1),
     ],
-    ids=["truncated", "empty", "garbage", "garbled"],
+    ids=["truncated", "garbled"],  # more shapes of garbage: cache_test.py
 )
 def test_a_broken_entry_is_a_miss_and_is_replaced(project, damage):
     (entry,) = cache_entries(project)
     entry.write_text(damage(entry.read_text()), errors="surrogateescape")
     again = run(project, "overfit")
-    assert again.code == 0 and PASSED in again.out and CACHED not in again.out
-    assert CACHED in run(project, "overfit").out  # rewritten whole
+    assert again.code == 0 and PASSED in again.stdout and CACHED not in again.stdout
+    assert CACHED in run(project, "overfit").stdout  # rewritten whole
     assert leftovers(project) == []
 
 
 def test_a_model_file_outside_watch_still_invalidates_the_pass(tmp_path):
     root = make_project(tmp_path / "project", watch='["pyproject.toml"]')
     assert run(root, "overfit").code == 0
-    assert CACHED in run(root, "overfit").out
+    assert CACHED in run(root, "overfit").stdout
     with (root / "overfit_models.py").open("a") as file:
         file.write("\n# an edit the watch list does not cover\n")
     again = run(root, "overfit")
-    assert again.code == 0 and CACHED not in again.out
-    assert CACHED in run(root, "overfit").out
+    assert again.code == 0 and CACHED not in again.stdout
+    assert CACHED in run(root, "overfit").stdout
 
 
 def test_a_bug_added_outside_watch_fails_instead_of_passing_cached(tmp_path):
@@ -71,7 +67,9 @@ def test_a_bug_added_outside_watch_fails_instead_of_passing_cached(tmp_path):
         models.read_text().replace("torch.arange(16) % 4", "torch.arange(16) % 4 + 4")
     )  # labels out of range: the model no longer trains
     broken = run(root, "overfit")
-    assert broken.code == 1 and "FAIL" in broken.out and "(cached)" not in broken.out
+    assert (
+        broken.code == 1 and "FAIL" in broken.stdout and "(cached)" not in broken.stdout
+    )
 
 
 def test_a_file_edited_while_the_gate_runs_is_not_trusted_afterwards(tmp_path):
@@ -94,12 +92,11 @@ def test_a_file_edited_while_the_gate_runs_is_not_trusted_afterwards(tmp_path):
 
 def test_two_gates_at_once_share_one_valid_cache(tmp_path):
     root = make_project(tmp_path / "project")
-    started = [start(root, "overfit") for _ in range(2)]
-    outcomes = [finish(*pair) for pair in started]
+    outcomes = run_together(root, 2, "overfit")
     assert [o.code for o in outcomes] == [0, 0]
-    assert all(PASSED in o.out for o in outcomes)
+    assert all(PASSED in o.stdout for o in outcomes)
     assert len(cache_entries(root)) == 1 and leftovers(root) == []
-    assert CACHED in run(root, "overfit").out
+    assert CACHED in run(root, "overfit").stdout
 
 
 def test_a_directory_in_watch_covers_every_file_under_it(tmp_path):
@@ -107,9 +104,9 @@ def test_a_directory_in_watch_covers_every_file_under_it(tmp_path):
     (root / "data" / "labels").mkdir(parents=True)
     (root / "data" / "labels" / "classes.txt").write_text("a b c d\n")
     assert run(root, "overfit").code == 0
-    assert CACHED in run(root, "overfit").out
+    assert CACHED in run(root, "overfit").stdout
     (root / "data" / "labels" / "classes.txt").write_text("a b c d e\n")
-    assert CACHED not in run(root, "overfit").out
+    assert CACHED not in run(root, "overfit").stdout
 
 
 @pytest.mark.parametrize("watch", ['["src"]', '"src"', '["**/*.pyx"]'])
@@ -117,8 +114,8 @@ def test_a_watch_entry_that_matches_nothing_is_a_config_error(tmp_path, watch):
     root = make_project(tmp_path / "project", watch=watch)
     outcome = run(root, "overfit")
     entry = watch.strip('[]"')
-    assert outcome.code == 2 and outcome.out == ""
-    assert outcome.err.startswith(
+    assert outcome.code == 2 and outcome.stdout == ""
+    assert outcome.stderr.startswith(
         f"mlsmoke overfit: tool.mlsmoke.overfit.watch: {entry!r} matches no file in"
     )
     assert cache_entries(root) == []
@@ -148,9 +145,13 @@ def test_a_read_only_cache_runs_the_gate_and_says_it_is_not_cached(tmp_path, mou
         cache.chmod(0o555)
     for _ in range(2):  # never served from a cache it could not write
         outcome = run(root, "overfit")
-        assert outcome.code == 0 and PASSED in outcome.out and CACHED not in outcome.out
-        assert "overfit: the pass is not cached: " in outcome.err
-        assert outcome.err.rstrip().endswith(
+        assert (
+            outcome.code == 0
+            and PASSED in outcome.stdout
+            and CACHED not in outcome.stdout
+        )
+        assert "overfit: the pass is not cached: " in outcome.stderr
+        assert outcome.stderr.rstrip().endswith(
             ("Read-only file system", "Permission denied")
         )
     assert leftovers(root) == []
@@ -172,12 +173,10 @@ def test_a_full_disk_runs_the_gate_and_leaves_no_partial_entry(tmp_path, mounted
         pass  # the disk is full
     finally:
         os.close(descriptor)
-    deadline = time.monotonic() + 300
     outcome = run(root, "overfit")
-    assert time.monotonic() < deadline
-    assert outcome.code == 0 and PASSED in outcome.out
-    assert "overfit: the pass is not cached: " in outcome.err
-    assert "No space left on device" in outcome.err
+    assert outcome.code == 0 and PASSED in outcome.stdout
+    assert "overfit: the pass is not cached: " in outcome.stderr
+    assert "No space left on device" in outcome.stderr
     assert cache_entries(root) == [] and leftovers(root) == []
     filler.unlink()
     assert run(root, "overfit").code == 0 and len(cache_entries(root)) == 1

@@ -84,20 +84,24 @@ FACTORIES = textwrap.dedent('''
 
 
     class HangsWhenProbed(Tiny):
-        """Trains as usual the first time it is built; hangs in the probes' runs."""
+        """The first instance to run forward trains as usual (the gate's own run);
+        any other hangs there (the probes' runs)."""
 
-        def __init__(self, hangs):
+        built = 0
+        trained = []
+
+        def __init__(self):
             super().__init__()
-            self.hangs = hangs
+            HangsWhenProbed.built += 1
+            self.serial = HangsWhenProbed.built
 
         def forward(self, x):
-            if self.hangs:
+            if not HangsWhenProbed.trained:
+                HangsWhenProbed.trained.append(self.serial)
+            if HangsWhenProbed.trained[0] != self.serial:
                 reached("probing")
                 hang()
             return self.layer(x)
-
-
-    built = []
 
 
     def model():
@@ -105,8 +109,7 @@ FACTORIES = textwrap.dedent('''
 
 
     def hangs_when_probed_model():
-        built.append(1)
-        return HangsWhenProbed(hangs=len(built) > 1)
+        return HangsWhenProbed()
 
 
     def hung_model():

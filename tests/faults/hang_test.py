@@ -142,3 +142,18 @@ def test_doctest_hangs_and_floods_fail_their_file_and_the_others_run(
     assert len(out) < 20_000  # the floods' output is not all kept
     assert outcome.seconds < 3 * 1 + 10, outcome.seconds
     assert_clean(outcome)
+
+
+def test_the_gates_after_a_hung_one_still_run(fault_project, mlsmoke):
+    root = fault_project(timeout=TIMEOUT, model="fault_factories:hung_model")
+    with (root / "pyproject.toml").open("a") as file:
+        file.write(
+            "\n[tool.mlsmoke.overfit.after]\n"
+            'model = "fault_factories:model"\nbatch = "fault_factories:batch"\n'
+            'loss = "fault_factories:loss"\nlr = 0.5\ntimeout = 20\n'
+        )
+    outcome = mlsmoke("overfit", "--no-cache")
+    assert outcome.code == 1, outcome.output
+    assert "overfit smoke: FAIL timeout" in outcome.stdout
+    assert "overfit after: PASS memorized" in outcome.stdout
+    assert_clean(outcome)

@@ -180,3 +180,21 @@ def test_crlf_files_are_written_back_in_crlf(tmp_path):
     data = path.read_bytes()
     assert b"a.py:F401\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
     assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_strict_mode_baseline_entry_excludes_that_file_only():
+    """Baselined as ``/run.sh``: the root's run.sh, not a new sub/run.sh."""
+    from pathlib import PurePosixPath
+
+    from mlsmoke.strict_mode.settings import is_excluded
+
+    assert is_excluded(PurePosixPath("run.sh"), ("/run.sh",))
+    assert not is_excluded(PurePosixPath("sub/run.sh"), ("/run.sh",))
+    assert is_excluded(PurePosixPath("sub/run.sh"), ("run.sh",))  # names still match
+
+
+@pytest.mark.parametrize("start", ["", "repos: []\n", "# a comment\n", "repos:\n"])
+def test_an_empty_or_bare_config_gets_every_repo(start: str):
+    text = wired(start)
+    assert len(wiring.hook_ids(text, "c.yaml")) == 13  # the template's, gate aside
+    assert wired(text) == text

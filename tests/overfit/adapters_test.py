@@ -11,6 +11,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 import lightning_project as project
+from mlsmoke.overfit import check
 from mlsmoke.overfit.training.adapters import batches, configure_optimizers
 from mlsmoke.overfit.training.adapters.lightning_module import step_loss
 from mlsmoke.overfit.training.determinism import deterministic
@@ -178,3 +179,50 @@ def test_an_empty_loader_is_a_config_error_on_batch():
     with pytest.raises(ProjectProblem) as raised:
         batches.BatchSource(lambda: empty, "pkg:empty")()
     assert raised.value.config_key == "batch" and "no batches" in str(raised.value)
+
+
+class _Manual(project.Classifier):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+
+
+class _NeedsTrainer(project.Classifier):
+    def configure_optimizers(self):
+        steps = self.trainer.estimated_stepping_batches  # raises outside a Trainer
+        optimizer = torch.optim.AdamW(self.parameters(), lr=3e-3)
+        schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, 3e-3, steps)
+        return [optimizer], [schedule]
+
+
+class _TwoSchedulers(project.Classifier):
+    def configure_optimizers(self):
+        optimizer = torch.optim.AdamW(self.parameters(), lr=3e-3)
+        lr_scheduler = torch.optim.lr_scheduler
+        return [optimizer], [lr_scheduler.StepLR(optimizer, 1), lr_scheduler.StepLR(
+            optimizer, 2)]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("model", "key", "says"),
+    [
+        (_Manual, "loss", "automatic_optimization = False"),
+        (_NeedsTrainer, "optimizer", "configure_optimizers() raised"),
+        (_TwoSchedulers, "optimizer", "2 schedulers (StepLR, StepLR)"),
+    ],
+)
+def test_a_module_the_gate_cannot_train_alone_is_a_config_error(model, key, says):
+    result = check(model, project.train_loader, device="cpu", max_steps=5)
+    assert (result.verdict, result.exit_code) == ("error", 2)
+    summary = result.diagnosis.summary
+    assert summary.startswith(f"check() argument {key}: ") and says in summary
+    assert 'loss = "mypkg.gate:loss"' in summary
+
+
+def test_check_takes_a_module_instance_and_a_loader():
+    model = project.Classifier()
+    before = [p.clone() for p in model.parameters()]
+    result = check(model, project.train_loader(), device="cpu")
+    assert result.passed, result.report()
+    assert result.recipe == "AdamW lr 0.003 (from configure_optimizers)"
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import errno
+import importlib
 import io
 import json
 import multiprocessing
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from mlsmoke.overfit.process.cache import (
     torch_unchanged,
     watched_files,
 )
+from mlsmoke.overfit.process.imports import project_modules
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.verdict.result import Diagnosis, Result
 
@@ -259,3 +262,19 @@ def test_pruning_keeps_the_newest_entries(tmp_path, stamp, monkeypatch):
     cache.store("k5", PASS, stamp)
     assert sorted(p.name for p in cache.directory.iterdir()) == [
         "k3.json", "k4.json", "k5.json"]  # fmt: skip
+
+
+def test_project_modules_are_the_imported_files_under_the_root(tmp_path, monkeypatch):
+    project(tmp_path, ["src/pkg/__init__.py", "src/pkg/model.py", "unused.py",
+                       ".venv/lib/python3.11/site-packages/dep.py"])  # fmt: skip
+    monkeypatch.syspath_prepend(str(tmp_path / ".venv/lib/python3.11/site-packages"))
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    for name in ["pkg", "pkg.model", "dep"]:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    importlib.import_module("pkg.model")
+    importlib.import_module("dep")
+    try:
+        assert project_modules(tmp_path) == ["src/pkg/__init__.py", "src/pkg/model.py"]
+    finally:
+        for name in ["pkg", "pkg.model", "dep"]:
+            sys.modules.pop(name, None)

@@ -22,7 +22,7 @@ from overfit_models import (
 )
 
 from mlsmoke.overfit.process.settings import DEFAULT_LR, GateSettings
-from mlsmoke.overfit.training.engine import resolve_target, train
+from mlsmoke.overfit.training.engine import BOUND_CHECK_STEPS, resolve_target, train
 from mlsmoke.overfit.training.evidence import ProjectProblem
 from mlsmoke.overfit.training.optimizers import optimizer_factory
 from mlsmoke.overfit.verdict.diagnoses import diagnose
@@ -151,3 +151,25 @@ def test_probe_trains_again_with_other_options_and_a_diagnosis_answers():
     probe = gate.probe(lr=1e-2, max_steps=200, dtype="float64")
     assert probe.reached and probe.dtype == "float64"
     assert probe.target == evidence.target and gate.probes[-1] is probe
+
+
+def _nll_of_logits(model, batch):
+    x, y = batch
+    return torch.nn.functional.nll_loss(model(x), y)  # no log_softmax: unbounded
+
+
+def test_a_loss_passing_its_target_below_zero_trains_on_to_show_a_bound():
+    evidence = run(MLP, mlp_batch, _nll_of_logits, target_loss=0.001,
+                   target_ratio=None)  # fmt: skip
+    start = evidence.bound_check_from
+    assert evidence.reached and start is not None
+    assert evidence.losses[start] < 0
+    assert evidence.steps == start + BOUND_CHECK_STEPS
+    assert evidence.losses[-1] < evidence.losses[start]  # still falling
+
+
+def test_a_target_loss_below_zero_says_the_loss_may_go_negative():
+    evidence = run(MLP, mlp_batch, _nll_of_logits, target_loss=-1.0,
+                   target_ratio=None)  # fmt: skip
+    assert evidence.reached and evidence.bound_check_from is None
+    assert evidence.losses[-2] > -1.0 >= evidence.losses[-1]

@@ -112,7 +112,8 @@ def test_passes_are_cached_failures_rerun_and_watched_files_invalidate(project, 
     assert main(["--gate", "mlp", "--no-cache"]) == 0 and starts(log) == 4
     capsys.readouterr()
     assert main(["--gate", "mlp", "--tier", "pr"]) == 0 and starts(log) == 5
-    assert "overfit mlp: PASS memorized at tier pr\n" in capsys.readouterr().out
+    headline = "overfit mlp: PASS memorized at tier pr · Adam lr 0.005 (built-in)\n"
+    assert headline in capsys.readouterr().out
     assert main(["--gate", "mlp", "--tier", "pr"]) == 0 and starts(log) == 5
     assert "PASS memorized at tier pr (cached)" in capsys.readouterr().out
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 from overfit_models import MLP, mlp_batch, mlp_loss
 
-from mlsmoke.overfit.training.engine import train
+from mlsmoke.overfit.training.engine import STALL_STEPS, train
 from mlsmoke.overfit.training.evidence import ProjectProblem
 from mlsmoke.overfit.training.optimizers import optimizer_factory
 from mlsmoke.overfit.training.recipe import Recipe, as_recipe
@@ -108,3 +108,22 @@ def test_a_recipe_passes_through():
     optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1)
     recipe = Recipe(optimizer, source="configure_optimizers")
     assert as_recipe(recipe, "ignored") is recipe
+
+
+def test_an_explicit_lr_keeps_a_schedule_stuck_at_zero_at_zero():
+    def warmup_stuck(params):
+        optimizer = torch.optim.SGD(params, lr=0.1)
+        return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 0.0)
+
+    evidence = run(warmup_stuck, lr=0.5)
+    assert set(evidence.lrs) == {0.0} and evidence.unscheduled_lr == 0.5
+
+
+def test_a_loss_that_never_changes_stops_the_run_early():
+    def warmup_stuck(params):
+        optimizer = torch.optim.SGD(params, lr=0.1)
+        return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 0.0)
+
+    evidence = run(warmup_stuck, steps=300)
+    assert evidence.steps == STALL_STEPS and not evidence.reached
+    assert len(set(evidence.losses)) == 1

@@ -231,15 +231,16 @@ def test_training_bug_blocks_the_commit_with_its_diagnosis(
     correct = path.read_text().rstrip("\n") + change
     path.write_text(correct.replace(original, buggy))
 
-    blocked = project.commit(f"Introduce {bug}")
-    output = blocked.stdout + blocked.stderr
-    assert blocked.returncode != 0, output
-    shown = hook_output(output, BUGS[bug].hook)
-    for text in BUGS[bug].shows:
-        assert text in shown, output
-    assert project.run("git", "status", "--porcelain").stdout.strip()
-
-    path.write_text(correct)
+    try:
+        blocked = project.commit(f"Introduce {bug}")
+        output = blocked.stdout + blocked.stderr
+        assert blocked.returncode != 0, output
+        shown = hook_output(output, BUGS[bug].hook)
+        for text in BUGS[bug].shows:
+            assert text in shown, output
+        assert project.run("git", "status", "--porcelain").stdout.strip()
+    finally:  # the next bug starts from a correct project, whatever happened here
+        path.write_text(correct)
     fixed = project.commit("Add a constant, without the bug")
     output = fixed.stdout + fixed.stderr
     assert fixed.returncode == 0, output

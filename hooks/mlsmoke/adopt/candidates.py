@@ -112,6 +112,9 @@ def find(root: Path, paths: Iterable[str]) -> Candidates:
     for module, tree in sorted(trees.items()):
         for node in tree.body:
             _consider(module, node, models, data, found)
+    # Factories first: a class may need arguments its default construction lacks.
+    found.models.sort(key=lambda candidate: candidate.why.startswith("class"))
+    found.batches.sort(key=lambda candidate: candidate.why == "data module")
     return found
 
 

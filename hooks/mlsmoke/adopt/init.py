@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     changed = [project.name(file) for file in project.files() if file.changed]
     _finish(project, args)
     seconds = time.perf_counter() - started
-    print(_summary(project, args, changed, gate, notes, seconds))
+    print(_summary(project, args, changed, gate, notes, debt, seconds))
     print(report.table(debt, checked))
     if gate.run and not args.dry_run:
         return _run_gate(root)
@@ -100,8 +100,14 @@ def _baseline(project: Project, args: argparse.Namespace, had: bool):
     if not args.dry_run:
         _fix_first(project, args)
     result = measure.measure(project)
-    if args.format:
-        args.would_format = sorted(result.debt.pop(BLACK, {}))
+    if args.dry_run:  # the fixes would run first: not debt
+        for asked, tool, verb in (
+            (args.format, BLACK, "format"),
+            (args.fix_scripts, STRICT_MODE, "fix"),
+        ):
+            if asked and tool in result.debt:
+                count = len(result.debt.pop(tool))
+                result.notes.append(f"{tool}: would {verb} {count} files")
     for tool, failures in result.debt.items():
         project.write(tool, failures)
     return project.read(), result.checked, result.notes
@@ -133,22 +139,21 @@ def _finish(project: Project, args: argparse.Namespace) -> None:
             write_text(file)
 
 
-def _summary(project, args, changed, gate, notes, seconds: float) -> str:
+def _summary(project, args, changed, gate, notes, debt, seconds: float) -> str:
     verb = "would write" if args.dry_run else "wrote"
     lines = [f"mlsmoke init: {project.root} ({seconds:.1f} s)"]
     lines.append(f"  {verb}: {', '.join(changed) or 'nothing (already adopted)'}")
     lines.append(f"  gate: {gate.summary}")
-    if getattr(args, "would_format", None):
-        lines.append(f"  black: {len(args.would_format)} files to format")
     lines += [f"  note: {note}" for note in notes]
     lines.append(
         "  next: pre-commit install && pre-commit run --all-files; "
         "fix a baselined file, then `mlsmoke debt --update`"
     )
-    lines.append(
-        "  black's baseline goes with: "
-        "black $(mlsmoke debt --files black) && mlsmoke debt --update"
-    )
+    if BLACK in debt:  # black skips force-excluded files even when named: override
+        lines.append(
+            "  black's baseline goes with: black --force-exclude '^$' "
+            "$(mlsmoke debt --files black) && mlsmoke debt --update"
+        )
     return "\n".join(lines)
 
 

@@ -79,7 +79,8 @@ def measure(
             continue
         selected = files_for(tool, files)
         if only is not None:
-            selected = [path for path in selected if path in set(only[tool])]
+            wanted = set(only[tool])
+            selected = [path for path in selected if path in wanted]
         result.checked[tool] = len(selected)
         if selected:
             failures = _check(tool)(project, selected, result.notes)

@@ -1,8 +1,9 @@
 """The hooks ``mlsmoke init`` wires: the template's own ``.pre-commit-config.yaml``.
 
-The template's config is the one home of the hooks and their revs: ``init`` reads its
-repo and hook blocks as text (comments and ``additional_dependencies`` included), so a
-project adopted with ``init`` gets what ``mlsmoke new`` generates.
+``init`` reads the template's repo and hook blocks as text (comments and
+``additional_dependencies`` included), its placeholders filled from their one home,
+:mod:`mlsmoke.hook_repos`, so a project adopted with ``init`` gets what ``mlsmoke new``
+generates.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import mlsmoke
+from mlsmoke import hook_repos
 from mlsmoke.new import UPSTREAM_URL, find_template
 
 CONFIG = ".pre-commit-config.yaml"
@@ -46,7 +48,7 @@ def template_config_text(template: Path | None = None) -> str:
     template = template or find_template()
     text = (template / TEMPLATE_CONFIG).read_text(encoding="utf-8")
     text = text.replace("{{ mlsmoke_repo }}", UPSTREAM_URL)
-    return text.replace("{{ mlsmoke_rev }}", mlsmoke_rev())
+    return hook_repos.fill(text.replace("{{ mlsmoke_rev }}", mlsmoke_rev()))
 
 
 def standard_repos(text: str | None = None) -> list[Repo]:

@@ -126,9 +126,26 @@ def run_gate(
     )
     diagnosis = _mention_timeout(diagnose(run), evidence, settings)
     result = _result(settings, evidence, diagnosis, run_checks(run))
-    result.notes = adapted.run_notes()
+    result.notes = adapted.run_notes() + _lr_notes(settings, adapted.module_lr)
     result.recipe = _recipe_label(settings, evidence)
     return result, run
+
+
+def _lr_notes(settings: GateSettings, module_lr: float | None) -> list[str]:
+    """``-v``: an lr key that replaces the project's own lr."""
+    if "lr" in settings.unset or settings.lr is None:
+        return []
+    if module_lr is not None:
+        return [
+            f"lr: {settings.lr:g} from {settings.key_path('lr')}, replacing"
+            f" configure_optimizers' {module_lr:g}"
+        ]
+    if settings.optimizer not in OPTIMIZERS:
+        return [
+            f"lr: {settings.lr:g} from {settings.key_path('lr')}, replacing the"
+            " optimizer callable's own"
+        ]
+    return []
 
 
 def _names(settings: GateSettings) -> dict[str, str]:

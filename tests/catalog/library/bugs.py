@@ -173,7 +173,7 @@ class GPT2WithIdsMixed(nn.Module):
         batch, length = input_ids.shape
         # bug: view where transpose was meant; tokens of other samples mix in
         ids = input_ids.reshape(length, batch).t().contiguous()
-        return self.lm(input_ids=ids, labels=labels).loss
+        return self.lm(input_ids=ids, labels=labels)
 
 
 class ViTWithBatchStatistics(nn.Module):
@@ -186,7 +186,7 @@ class ViTWithBatchStatistics(nn.Module):
     def forward(self, pixel_values, labels) -> Any:
         # bug: statistics over the batch dimension: each image depends on the others
         pixels = (pixel_values - pixel_values.mean(0)) / pixel_values.std(0)
-        return self.vit(pixel_values=pixels, labels=labels).loss
+        return self.vit(pixel_values=pixels, labels=labels)
 
 
 class BertWithTokenMasking(nn.Module):
@@ -230,10 +230,11 @@ def nll_on_logits(model: nn.Module, batch: dict) -> torch.Tensor:
     return F.nll_loss(logits, batch["labels"])  # bug: log_softmax forgotten
 
 
-def nll_on_probabilities(model: nn.Module, batch: dict) -> torch.Tensor:
+def log_likelihood(model: nn.Module, batch: dict) -> torch.Tensor:
     inputs = {k: v for k, v in batch.items() if k != "labels"}
-    probabilities = model(**inputs).logits.softmax(-1)
-    return F.nll_loss(probabilities, batch["labels"])  # bug: wants log-probabilities
+    log_probs = model(**inputs).logits.log_softmax(-1)
+    # bug: the mean log-likelihood returned as the loss, without its minus
+    return log_probs.gather(1, batch["labels"][:, None]).mean()
 
 
 def negated_loss(model: nn.Module, batch: dict) -> torch.Tensor:

@@ -67,16 +67,6 @@ def project_adamw(params: Any) -> torch.optim.Optimizer:
     return torch.optim.AdamW(params, lr=3e-3, weight_decay=0.01)
 
 
-def lightning_text() -> Any:
-    return models.first_batch(models.TextDataModule())
-
-
-def lightning_images() -> Any:
-    return models.first_batch(models.image_loader())
-
-
-STEP = models.training_step_loss  # glue until the adapters land: remove
-
 CORRECT = [
     Case(
         "hf-bert-padding-collator",
@@ -116,15 +106,13 @@ CORRECT = [
         "pl-text-datamodule",
         LIGHTNING,
         models.TextClassifier,
-        lightning_text,
-        loss=STEP,
+        models.TextDataModule,
     ),
     Case(
         "pl-vit-dataloader",
         LIGHTNING,
         models.ImageClassifier,
-        lightning_images,
-        loss=STEP,
+        models.image_loader,
     ),
 ]
 
@@ -199,9 +187,8 @@ BUGS = [
         "pl-ragged-loader",
         LIGHTNING,
         models.TextClassifier,
-        lambda: models.first_batch(bugs.ragged_loader()),
+        bugs.ragged_loader,
         "data-error",
-        loss=STEP,
         bug="DataLoader's default collate over ragged token lists",
     ),
     # shapes checked by the libraries
@@ -254,19 +241,18 @@ BUGS = [
         models.image_batch,
         "wrong-objective",
         loss=bugs.nll_on_logits,
-        warnings=frozenset({"init-loss"}),  # nll_loss on raw logits, named
         bug="nll_loss on logits (log_softmax forgotten)",
     ),
     Case(
-        "hf-bert-nll-on-probabilities",
+        "hf-bert-log-likelihood",
         BERT,
         models.bert_classifier,
         text.classification_batch,
         "wrong-objective",
-        loss=bugs.nll_on_probabilities,
+        loss=bugs.log_likelihood,
         options={"target_ratio": 0.05},
-        warnings=frozenset({"init-loss"}),  # nll_loss on probabilities, named
-        bug="nll_loss on probabilities: negative initial loss, explicit target-ratio",
+        warnings=frozenset({"init-loss"}),  # a cross-entropy up to its sign
+        bug="the log-likelihood, not its negative: negative at init, target-ratio set",
     ),
     Case(
         "hf-gpt2-negated-loss",
@@ -275,7 +261,7 @@ BUGS = [
         text.lm_batch,
         "wrong-objective",
         loss=bugs.negated_loss,
-        warnings=frozenset({"init-loss"}),  # a cross-entropy, negated
+        warnings=frozenset({"init-loss"}),  # a cross-entropy up to its sign
         bug="loss = -outputs.loss",
     ),
     Case(
@@ -319,9 +305,8 @@ BUGS = [
         "pl-warmup-lr-0",
         LIGHTNING,
         bugs.WarmupStuckAtZero,
-        lightning_text,
+        models.TextDataModule,
         "lr-too-low",
-        loss=STEP,
         bug="configure_optimizers: a warmup LambdaLR stuck at 0",
     ),
     # gradients and bookkeeping
@@ -337,9 +322,8 @@ BUGS = [
         "pl-detached-loss",
         LIGHTNING,
         bugs.DetachedTextClassifier,
-        lightning_text,
+        models.TextDataModule,
         "no-gradient",
-        loss=STEP,
         bug="training_step returns loss.detach()",
     ),
     Case(

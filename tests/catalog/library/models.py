@@ -208,18 +208,3 @@ class TextDataModule(L.LightningDataModule):
 def image_loader() -> DataLoader:
     dataset = TensorDataset(images(), torch.arange(IMAGES) % text.LABELS)
     return DataLoader(dataset, batch_size=IMAGES, shuffle=False)
-
-
-# Glue until the gate's adapters take a LightningModule and a loader as they are:
-# remove these two and name the module and the loader directly in the cases.
-def training_step_loss(module: Any, batch: Any) -> torch.Tensor:
-    out = module.training_step(batch, 0)
-    return out["loss"] if isinstance(out, dict) else out
-
-
-def first_batch(source: Any) -> Any:
-    if hasattr(source, "train_dataloader"):
-        source.prepare_data()
-        source.setup("fit")
-        source = source.train_dataloader()
-    return next(iter(source))

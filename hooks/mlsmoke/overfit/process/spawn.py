@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from mlsmoke.errors import EnvironmentProblem, Terminated
 from mlsmoke.interpreter import module_command
-from mlsmoke.overfit.process.deaths import WorkerEnd, ended_early
+from mlsmoke.overfit.process.deaths import WorkerEnd, ended_early, timed_out
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.watchdog import Watchdog
 from mlsmoke.overfit.verdict.report import progress_line
@@ -45,7 +45,34 @@ def run_worker(
     device: str | None,
     verbose: bool,
 ) -> tuple[list[Result], dict[str, Any]]:
-    """The gates' Results, and the torch stamp of ``python`` (empty if it died)."""
+    """The gates' Results, and the torch stamp of ``python`` (empty if it died).
+
+    A gate killed at its timeout fails; a new worker runs the gates after it.
+    """
+    results: list[Result] = []
+    torch: dict[str, Any] = {}
+    pending = list(gates)
+    while pending:
+        ran, stamp, end = _run_once(root, python, pending, device, verbose)
+        results += ran
+        torch = torch or stamp
+        done = {result.gate for result in ran}
+        missing = [gate for gate in pending if gate.name not in done]
+        stuck = [gate for gate in missing if gate.name == end.gate]
+        if not missing or end.timed_out_after is None or not stuck:
+            return results + ended_early(missing, python, end), torch
+        results.append(timed_out(stuck[0], end))
+        pending = [gate for gate in missing if gate is not stuck[0]]
+    return results, torch
+
+
+def _run_once(
+    root: Path,
+    python: Path,
+    gates: list[GateSettings],
+    device: str | None,
+    verbose: bool,
+) -> tuple[list[Result], dict[str, Any], WorkerEnd]:
     with scratch_directory("overfit") as scratch:
         request, answer = Path(scratch, "request.json"), Path(scratch, "result.json")
         stack = Path(scratch, "stack.txt")
@@ -68,9 +95,7 @@ def run_worker(
         if end.code == 130:
             raise KeyboardInterrupt
         results, torch = _read_answer(answer)
-        done = {result.gate for result in results}
-        missing = [gate for gate in gates if gate.name not in done]
-        return results + ended_early(missing, python, end), torch if results else {}
+        return results, torch if results else {}, end
 
 
 def _read_answer(answer: Path) -> tuple[list[Result], dict[str, Any]]:
@@ -156,7 +181,10 @@ class _ProgressDrawer(threading.Thread):
     draws the progress when stderr is a terminal."""
 
     def __init__(
-        self, stream: IO[str], gates: list[GateSettings], watchdog: Watchdog
+        self,
+        stream: IO[str],
+        gates: list[GateSettings],
+        watchdog: Watchdog | None = None,
     ) -> None:
         super().__init__(daemon=True)
         self.stream = stream
@@ -175,7 +203,8 @@ class _ProgressDrawer(threading.Thread):
                     gate = event["gate"]
                     if "start" in event:
                         self.gate = gate
-                        self.watchdog.extend(float(event["start"]) + KILL_GRACE)
+                        if self.watchdog is not None:
+                            self.watchdog.extend(float(event["start"]) + KILL_GRACE)
                         continue
                     step, loss = event["step"], event["loss"]
                 except (ValueError, KeyError, TypeError):

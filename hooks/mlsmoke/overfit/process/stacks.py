@@ -36,6 +36,7 @@ DOING = {
 }
 _MARKERS = (
     ("training/engine.py", "_build_model", MODEL),
+    ("training/adapters/plan.py", "_sample_model", MODEL),  # is it a LightningModule?
     ("training/engine.py", "_build_batch", BATCH),
     ("overfit/gate.py", "load_callable", IMPORT),
     ("training/engine.py", "_train", TRAINING),

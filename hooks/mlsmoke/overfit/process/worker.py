@@ -2,7 +2,7 @@
 
 Run by the hook through :func:`mlsmoke.interpreter.module_command`::
 
-    python -c <bootstrap> <mlsmoke package> mlsmoke.overfit.process.worker \
+    python -c <bootstrap> <mlsmoke package> <hook pid> mlsmoke.overfit.process.worker \
         REQUEST RESULT [FD]
 
 REQUEST is a JSON file ``{"root", "gates": [GateSettings...], "device", "stack"}``;

@@ -41,6 +41,8 @@ from mlsmoke.overfit.training.objective import (
 StepCallback = Callable[[int, float], None]
 # Steps a loss that reached its target below zero trains on, to show a bound.
 BOUND_CHECK_STEPS = 20
+# Updates after which a loss that never changed stops the run.
+STALL_STEPS = 20
 
 
 @dataclass
@@ -144,7 +146,7 @@ def _train(run: _Run) -> None:
             evidence.target = resolve_target(value, run.target_loss, run.target_ratio)
         if _done_at_target(run, step, value):
             return
-        if step == evidence.max_steps:
+        if step == evidence.max_steps or _frozen_in_place(evidence):
             return
         if run.out_of_time():
             evidence.timed_out = True
@@ -174,6 +176,14 @@ def _build_recipe(run: _Run) -> Recipe:
     return recipe
 
 
+def _frozen_in_place(evidence: Evidence) -> bool:
+    """The loss has not changed by a single bit in STALL_STEPS updates: on one fixed
+    batch nothing trains (an lr of 0, a warmup that never starts), and more steps
+    would only cost time."""
+    recent = evidence.losses[-STALL_STEPS - 1 :]
+    return len(recent) > STALL_STEPS and len(set(recent)) == 1
+
+
 def _done_at_target(run: _Run, step: int, value: float) -> bool:
     """Whether the run ends at its target. A loss that reaches it below zero, with no
     target set below zero, trains BOUND_CHECK_STEPS more: most losses are bounded
@@ -198,6 +208,7 @@ def _traced_forward(run: _Run) -> torch.Tensor:
         loss = run.forward()
     run.evidence.module_inputs = run.trace.inputs
     run.evidence.module_order = run.trace.order
+    run.evidence.module_none_arguments = run.trace.none_arguments
     _record_unregistered(run, loss)
     return loss
 
@@ -346,5 +357,8 @@ def _record_error(run: _Run, error: BaseException) -> None:
     evidence.failed_module = trace.failed
     evidence.module_inputs = evidence.module_inputs or trace.inputs
     evidence.module_order = evidence.module_order or trace.order
+    evidence.module_none_arguments = (
+        evidence.module_none_arguments or trace.none_arguments
+    )
     if run.loss_fn is not None and trace.failed is None:
         evidence.phase = "loss"

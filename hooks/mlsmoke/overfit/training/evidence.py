@@ -67,6 +67,8 @@ class Evidence:
     user_traceback: str | None = None  # mlsmoke's own frames removed
     module_inputs: dict[str, list[tuple[int, ...]]] = field(default_factory=dict)
     module_order: list[str] = field(default_factory=list)  # "" is the model itself
+    # per module, the forward arguments it was called with as None
+    module_none_arguments: dict[str, list[str]] = field(default_factory=dict)
     first_grads: dict[str, float | None] = field(default_factory=dict)
     requires_grad: dict[str, bool] = field(default_factory=dict)
     first_nonfinite_output: str | None = None

@@ -8,6 +8,7 @@ runs at the speed of a hand-written one.
 
 from __future__ import annotations
 
+import inspect
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,6 +34,7 @@ class ModuleTrace:
 
     def __init__(self) -> None:
         self.inputs: dict[str, list[tuple[int, ...]]] = {}
+        self.none_arguments: dict[str, list[str]] = {}  # forward args given as None
         self.order: list[str] = []
         self.running: list[str] = []
         self.failed: str | None = None
@@ -42,6 +44,23 @@ class ModuleTrace:
 def _shapes(args: tuple, kwargs: dict) -> list[tuple[int, ...]]:
     values = list(args) + list(kwargs.values())
     return [tuple(v.shape) for v in values if isinstance(v, torch.Tensor)]
+
+
+def _none_arguments(module: Any, args: tuple, kwargs: dict) -> list[str]:
+    """The names of the arguments ``module`` was called with as None (an input the
+    caller never had, such as a batch field that is missing)."""
+    names = [key for key, value in kwargs.items() if value is None]
+    if any(value is None for value in args):
+        try:
+            parameters = list(inspect.signature(module.forward).parameters)
+        except (TypeError, ValueError):
+            parameters = []
+        names += [
+            parameters[i] if i < len(parameters) else f"argument {i}"
+            for i, value in enumerate(args)
+            if value is None
+        ]
+    return names
 
 
 def _has_nonfinite(output: Any) -> bool:
@@ -64,6 +83,7 @@ def traced_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
     def before(name: str) -> Callable:
         def hook(module: Any, args: tuple, kwargs: dict) -> None:
             trace.inputs[name] = _shapes(args, kwargs)
+            trace.none_arguments[name] = _none_arguments(module, args, kwargs)
             trace.order.append(name)
             trace.running.append(name)
 

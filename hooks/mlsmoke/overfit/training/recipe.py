@@ -61,9 +61,11 @@ class Recipe:
             self.scheduler.step()
 
     def override_lr(self, lr: float) -> None:
-        """Every param group at ``lr`` (the ``lr`` key), the schedule following."""
+        """Every param group's base rate at ``lr`` (the ``lr`` key); the schedule
+        keeps its shape (a warmup at 0 at step 0 stays at 0)."""
         for group in self.optimizer.param_groups:
-            group["lr"] = lr
+            base = group.get("initial_lr", group["lr"])
+            group["lr"] = lr * group["lr"] / base if base else lr
             if "initial_lr" in group:
                 group["initial_lr"] = lr
         if self.scheduler is not None and hasattr(self.scheduler, "base_lrs"):

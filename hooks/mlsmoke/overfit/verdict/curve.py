@@ -39,6 +39,9 @@ FLOOR_MARGIN = 0.02
 # A curve that levels off after covering less than this fraction of the way to the
 # target never learned: a plateau, not a floor.
 FLOOR_MIN_PROGRESS = 0.1
+# A curve is at its floor when what is left to fall is under this fraction of the
+# whole fall; before that, it is still on its way (maybe at too low an lr).
+FLOOR_SETTLED = 0.1
 # A fall that keeps this fraction of its pace from one half of a window to the next
 # is not levelling off.
 STEADY_PACE = 0.5
@@ -103,15 +106,26 @@ def _read_descent(losses: Sequence[float], target: float | None) -> CurveReading
     fit = fit_decay(losses)
     if fit is not None and target is not None:
         out_of_reach = fit.floor - target > FLOOR_MARGIN * loss_scale(losses, target)
-        if out_of_reach and relative_progress(losses, target) >= FLOOR_MIN_PROGRESS:
+        settled = tail_level(losses) - fit.floor <= FLOOR_SETTLED * (
+            initial - fit.floor
+        )
+        if (
+            out_of_reach
+            and settled
+            and (relative_progress(losses, target) >= FLOOR_MIN_PROGRESS)
+        ):
             return CurveReading(
                 FLOOR,
                 f"{moved} and levels off: a fitted floor of {fit.floor:.4g}, above"
                 f" the target {target:.4g}",
                 floor=fit.floor,
             )
-        if out_of_reach:
-            return CurveReading(PLATEAU, f"{moved} and has stopped falling")
+        if out_of_reach:  # still falling, slower and slower: a plateau ahead
+            return CurveReading(
+                PLATEAU,
+                f"{moved} and is levelling off toward {fit.floor:.4g}, above the"
+                f" target {target:.4g}",
+            )
     steps_needed = _steps_needed(losses, target, fit)
     if steps_needed is None or steps_needed > PLATEAU_STEP_FACTOR * len(losses):
         return CurveReading(PLATEAU, f"{moved} and has stopped falling")

@@ -1,14 +1,17 @@
 """A learning-rate range test (Smith's, on one batch): short probes of the same recipe
-with every lr scaled by powers of ten, in both directions, stopping at the first rate
-that memorizes.
+with every lr scaled by powers of ten (``lr_scale``: a project scheduler's rates too),
+in both directions, stopping at the first rate that memorizes.
 
-The likely direction runs first: down for a curve that rises, explodes, oscillates or
-spikes; up for one that is slow, flat or levels off. Upward, the first decade tried is
-the one the run's own pace points at (a curve that needs 1000 times its steps wants an
-lr about 1000 times larger), so a rate typed three decades off is found in a probe or
-two. A direction ends at a rate that memorizes, at one that is worse than the last (the
-trend turned), or after MAX_DECADES. All probes together take at most PROBE_BUDGET
-times the run's own steps; each takes a share of that budget.
+The likely direction runs first: down for a curve that oscillates or spikes, and only
+down for one that rises, explodes or has converged to a floor; up, then down, for one
+that is slow or flat. Upward, the first decade tried is the one the run's own pace
+points at (a curve that needs 1000 times its steps wants an lr about 1000 times
+larger), so a rate typed three decades off is found in a probe or two; the decades
+below it follow if that one is unstable. A stretch of decades ends at a rate that
+memorizes, at an unstable one (going up), at one no better than the last or one that
+barely moves (going down), or after MAX_DECADES. All probes together take at most
+PROBE_BUDGET times the run's own steps (at least MIN_BUDGET_STEPS), each a
+PROBES_PER_BUDGET-th of it, and the likely direction leaves one share for the other.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from mlsmoke.overfit.verdict import curve, probes
 from mlsmoke.overfit.verdict.gate_run import GateRun
 
 MAX_DECADES = 6
-MIN_DECADES = 3  # each way, unless a probe memorizes or the budget runs out
+MIN_DECADES = 3  # the first decade up when the run's pace says nothing
 PROBE_BUDGET = 3  # all probes' steps, at most this many times the run's own
 PROBES_PER_BUDGET = 5  # one probe's share of the budget
 MIN_PROBE_STEPS = 12
@@ -93,10 +96,11 @@ def _probe_direction(
 
 
 def _directions(evidence: Evidence) -> tuple[int, int | None]:
-    """The likely direction first; a curve that rises or explodes only down (a
-    larger step climbs or explodes faster)."""
+    """The likely direction first. A curve that rises or explodes goes only down (a
+    larger step climbs or explodes faster); so does one that converged to a floor (a
+    larger step only gets there sooner; a smaller one may settle lower)."""
     shape = curve.classify_curve(evidence.losses, evidence.target).shape
-    if shape in (curve.RISING, curve.EXPLODING):
+    if shape in (curve.RISING, curve.EXPLODING, curve.FLOOR):
         return DOWN, None
     if shape in UNSTABLE or curve.early_spike(evidence.losses) is not None:
         return DOWN, UP

@@ -32,7 +32,7 @@ def remember(run: GateRun, key: Any, compute: Callable[[], Any]) -> Any:
 
 def may_probe(run: GateRun) -> bool:
     """Whether training probes fit the budget: not after a run that hit its timeout."""
-    return not run.evidence.timed_out and run.evidence.lr > 0
+    return not run.evidence.timed_out
 
 
 def probe_timeout(run: GateRun) -> float:

@@ -24,7 +24,6 @@ class Adapted:
 
     factories: dict[str, Callable[..., Any]]
     batch_source: BatchSource
-    lightning: bool = False
     loss_from_training_step: lightning_module.TrainingStepLoss | None = None
     recipe_from_module: bool = False
     module_lr: float | None = None  # the lr configure_optimizers() sets
@@ -61,7 +60,6 @@ def adapt(
     model = _sample_model(loaded["model"], seed)
     if not lightning_module.is_lightning_module(model):
         return adapted
-    adapted.lightning = True
     kind = type(model).__name__
     if "loss" not in loaded:
         lightning_module.check_automatic_optimization(model)

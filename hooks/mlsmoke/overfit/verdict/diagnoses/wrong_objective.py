@@ -126,29 +126,48 @@ def _negative_at_init(run: GateRun) -> bool:
     )
 
 
-def _falls_without_bound(run: GateRun) -> Diagnosis | None:
-    """A negative loss at init: a short probe that never stops at a target tells a
-    flipped sign (the loss keeps falling) from a legitimately negative loss."""
-    if not probes.may_probe(run):
-        return None
-    probe = probes.without_target(run, PROBE_STEPS)
-    losses = probe.losses
+def _falls_without_bound(run: GateRun) -> Diagnosis:
+    """A negative loss at init under a target-ratio: the config expects a loss bounded
+    below by 0, so it is the loss that is wrong, not the config. A short probe that no
+    target stops tells a loss falling without bound from one with a negative floor."""
+    initial = run.evidence.losses[0]
+    probe = probes.without_target(run, PROBE_STEPS) if probes.may_probe(run) else None
+    losses = [] if probe is None or probe.error is not None else probe.losses
     finite = [v for v in losses if math.isfinite(v)]
-    if probe.error is not None or len(finite) < 4:
-        return None
+    suggestions = SUGGESTIONS + [NEGATIVE_ALLOWED + " instead of target-ratio"]
+    bounded = "a loss to minimize is bounded below, usually by 0"
+    if len(finite) < 4:
+        return Diagnosis(
+            CODE,
+            f"the loss is negative at init ({initial:.4g}): a target-ratio expects a"
+            " loss bounded below by 0",
+            [bounded],
+            suggestions,
+        )
+    moved = f"in {probe.steps} steps at lr {probe.lr:g} the loss went {losses[0]:.4g}"
+    moved += f" -> {losses[-1]:.4g}"
     fell = finite[-1] < finite[0] - 0.01 * max(abs(finite[0]), 1e-8)
-    if not fell or (len(finite) == len(losses) and curve.levels_off(finite)):
-        return None
+    if fell and not (len(finite) == len(losses) and curve.levels_off(finite)):
+        return Diagnosis(
+            CODE,
+            f"the loss is negative at init ({initial:.4g}) and falls without bound:"
+            " a flipped sign or a maximized quantity",
+            [moved, bounded],
+            suggestions,
+            losses=list(losses),  # the headline draws this run, not the 0-step main one
+            steps=probe.steps,
+        )
     return Diagnosis(
         CODE,
-        f"the loss is negative at init ({losses[0]:.4g}) and falls without bound:"
-        " a flipped sign or a maximized quantity",
+        f"the loss is negative at init ({initial:.4g}) and levels off near"
+        f" {curve.tail_level(finite):.4g}: not a loss bounded below by 0, as a"
+        " target-ratio expects",
+        [moved, bounded],
         [
-            f"in {probe.steps} steps at lr {probe.lr:g} the loss went {losses[0]:.4g}"
-            f" -> {losses[-1]:.4g}",
-            "a loss to minimize is bounded below, usually by 0",
+            "nll_loss takes log-probabilities: given probabilities it is -p, bounded"
+            " by -1 (use log_softmax, or cross_entropy on logits)",
+            *suggestions,
         ],
-        SUGGESTIONS + [NEGATIVE_ALLOWED + " instead of target-ratio"],
-        losses=list(losses),  # the headline draws this run, not the 0-step main one
+        losses=list(losses),
         steps=probe.steps,
     )
