@@ -73,11 +73,13 @@ def diagnose_evidence(run: GateRun) -> Diagnosis | None:
     if broken:
         return _not_tensors(run, broken)
     missing = missing_inputs(run)
+    if missing and missing[0] in forward_probes.TARGET_NAMES:
+        return _missing(run, missing)  # no targets: the root of what failed after
+    none_arguments = _missing_inputs(evidence)
+    if none_arguments:  # the module that raised, and the arguments it lacked
+        return _missing_report(run, none_arguments)
     if missing:
         return _missing(run, missing)
-    none_arguments = _missing_inputs(evidence)
-    if none_arguments:
-        return _missing_report(run, none_arguments)
     return None
 
 
