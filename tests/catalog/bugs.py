@@ -289,3 +289,30 @@ def raw_pixel_batch() -> tuple[torch.Tensor, torch.Tensor]:
 
 def mlp_with_dropout() -> MLPClassifier:
     return MLPClassifier(dropout=0.1)
+
+
+# --- bookkeeping: which tensors really train --------------------------------------
+
+DATA = models.classification_batch()
+
+
+def adam_over_the_data(params: Any) -> torch.optim.Optimizer:
+    return torch.optim.Adam([DATA[0]], lr=1e-2)  # bug: the inputs, not the model
+
+
+def data_batch() -> tuple[torch.Tensor, torch.Tensor]:
+    return DATA
+
+
+class PlainListMLP(nn.Module):
+    """Hidden layers kept in a Python list: model.parameters() lists only the head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = [nn.Linear(models.FEATURES, 2), nn.Linear(2, 2)]  # bug
+        self.head = nn.Linear(2, CLASSES)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return self.head(x)

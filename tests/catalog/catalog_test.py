@@ -22,8 +22,16 @@ CODES = {
     "not-learning",
     "too-slow",
     "nondeterministic-batch",
+    "optimizer-mismatch",
+    "unregistered-parameters",
 }
-WARNING_CODES = {"init-loss", "degenerate-batch", "batch-mixing", "dropout-active"}
+WARNING_CODES = {
+    "init-loss",
+    "degenerate-batch",
+    "batch-mixing",
+    "dropout-active",
+    "unregistered-parameters",
+}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])

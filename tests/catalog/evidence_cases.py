@@ -13,7 +13,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from . import models
+from . import bugs, models
 from .cases import Case
 
 MLP, LM, HF, CNN = "MLP", "transformer LM", "transformers BERT", "CNN"
@@ -124,11 +124,9 @@ def rgb_batch() -> tuple[torch.Tensor, torch.Tensor]:
 
 # --- bookkeeping ----------------------------------------------------------------------
 
-DATA = models.classification_batch()
-
-
-def adam_over_the_data(params: Any) -> torch.optim.Optimizer:
-    return torch.optim.Adam([DATA[0]], lr=1e-2)  # the inputs, not the model
+DATA = bugs.DATA
+adam_over_the_data = bugs.adam_over_the_data
+PlainListMLP = bugs.PlainListMLP
 
 
 def adam_over_another_model(params: Any) -> torch.optim.Optimizer:
@@ -137,20 +135,6 @@ def adam_over_another_model(params: Any) -> torch.optim.Optimizer:
 
 def data_batch() -> tuple[torch.Tensor, torch.Tensor]:
     return DATA
-
-
-class PlainListMLP(nn.Module):
-    """Hidden layers kept in a Python list: model.parameters() lists only the head."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.layers = [nn.Linear(models.FEATURES, 2), nn.Linear(2, 2)]
-        self.head = nn.Linear(2, models.CLASSES)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for layer in self.layers:
-            x = torch.tanh(layer(x))
-        return self.head(x)
 
 
 class AllInAList(nn.Module):
@@ -258,16 +242,9 @@ CASES = [
          says="inputs of the model's forward", bug="sequences longer than the block"),
     Case("cnn-channels-check", CNN, ChannelCheckedCNN, rgb_batch, "shape-error",
          says="channels", bug="3-channel images for a 1-channel model"),
-    Case("mlp-adam-over-data", MLP, models.MLPClassifier, data_batch,
-         "optimizer-mismatch", loss=ce, optimizer=adam_over_the_data,
-         says="batch field batch[0]", bug="the optimizer trains the inputs"),
     Case("mlp-adam-over-another-model", MLP, models.MLPClassifier, data_batch,
          "optimizer-mismatch", loss=ce, optimizer=adam_over_another_model,
          says="the optimizer lacks 6 of the model's 6", bug="a second model trains"),
-    Case("mlp-layers-in-a-list", MLP, PlainListMLP, data_batch,
-         "unregistered-parameters", loss=ce,
-         warnings=frozenset({"unregistered-parameters"}),
-         says="layers[0].weight", bug="hidden layers in a Python list"),
     Case("mlp-all-layers-in-a-list", MLP, AllInAList, data_batch,
          "unregistered-parameters", loss=ce, says="layers[1].bias",
          warnings=frozenset({"unregistered-parameters"}),
@@ -283,3 +260,34 @@ CASES = [
     Case("mlp-batch-statistics", MLP, BatchStandardized, data_batch, loss=ce,
          warnings=frozenset({"batch-mixing"}), bug="x.mean(0) in forward"),
 ]  # fmt: skip
+
+
+def tiny_vit() -> nn.Module:
+    from transformers import ViTConfig, ViTForImageClassification
+
+    config = ViTConfig(
+        image_size=16,
+        patch_size=4,
+        num_channels=3,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=models.CLASSES,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    return ViTForImageClassification(config)
+
+
+def grayscale_pixels() -> dict[str, torch.Tensor]:
+    g = models._generator()
+    pixels = torch.randn(8, 1, 16, 16, generator=g)  # a 3-channel model
+    return {"pixel_values": pixels, "labels": torch.arange(8) % models.CLASSES}
+
+
+CASES.append(
+    Case("vit-grayscale-for-rgb", "transformers ViT", tiny_vit, grayscale_pixels,
+         "shape-error", says="inputs of module 'vit.embeddings.patch_embeddings'",
+         bug="1-channel images for a 3-channel ViT")
+)  # fmt: skip

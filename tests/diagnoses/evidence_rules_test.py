@@ -356,6 +356,22 @@ def test_init_loss_needs_a_loss_shown_to_be_plain_cross_entropy():
     assert not init_loss.is_cross_entropy(ce + 0.9, logits, targets)  # CE + KL
 
 
+def test_init_loss_names_the_usual_slips_of_a_cross_entropy():
+    logits, targets = torch.randn(8, 4), torch.arange(8) % 4
+    raw = float(F.nll_loss(logits, targets))
+    probabilities = float(F.nll_loss(logits.softmax(-1), targets))
+    assert init_loss.cross_entropy_kind(raw, logits, targets) == (
+        "nll_loss on raw logits, log_softmax forgotten"
+    )
+    assert init_loss.cross_entropy_kind(probabilities, logits, targets).startswith(
+        "nll_loss on probabilities"
+    )
+    ce = float(F.cross_entropy(logits, targets))
+    assert init_loss.cross_entropy_kind(-ce, logits, targets) == (
+        "cross_entropy on the logits, negated"
+    )
+
+
 def test_init_loss_recognizes_a_causal_lm_shifting_its_labels():
     logits, labels = torch.randn(2, 6, 10), torch.randint(0, 10, (2, 6))
     shifted = F.cross_entropy(logits[:, :-1].reshape(-1, 10), labels[:, 1:].flatten())
@@ -377,3 +393,36 @@ def test_perturbation_changes_only_the_chosen_samples_with_valid_values():
     mask = torch.ones(4, 3, dtype=torch.bool)
     assert batch_mixing.perturbed(mask, 4, [1], torch.Generator()) is mask
     assert batch_mixing.perturbed(torch.zeros(5), 4, [1], torch.Generator()).sum() == 0
+
+
+@pytest.mark.parametrize(
+    ("keys", "parameters", "error", "missing"),
+    [
+        # a seq2seq batch without its targets: the decoder raises about its inputs
+        (["input_ids", "attention_mask"], ["input_ids", "attention_mask", "labels"],
+         ValueError("You must specify exactly one of input_ids or inputs_embeds"),
+         ["labels"]),
+        # a collator dropped the text: only the labels are left
+        (["labels"], ["input_ids", "inputs_embeds", "labels"],
+         ValueError("You must specify exactly one of input_ids or inputs_embeds"),
+         ["input_ids", "inputs_embeds"]),
+        # a size check is shape-error's to answer
+        (["input_ids"], ["input_ids", "labels"],
+         ValueError("Cannot forward sequence of length 20, block size is only 16"),
+         []),
+    ],
+)  # fmt: skip
+def test_forward_parameters_the_batch_does_not_fill(keys, parameters, error, missing):
+    evidence = Evidence(
+        error=error,
+        phase="forward",
+        failed_module="",
+        batch_fields=tensor_fields(*keys),
+        forward_parameters=parameters,
+    )
+    run = EvidenceRun(evidence)
+    assert data_error.missing_inputs(run) == missing
+    if missing:
+        found = diagnoses.diagnose(run)
+        assert found.code == "data-error"
+        assert found.evidence[1] == f"the batch's keys: {', '.join(keys)}"

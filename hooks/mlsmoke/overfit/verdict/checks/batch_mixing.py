@@ -88,14 +88,33 @@ def moves(
 def seeded_logits(
     capture: forward_probes.ForwardCapture, args: tuple, kwargs: dict
 ) -> torch.Tensor | None:
-    """The model's logits for these inputs, under one fixed seed (noise a model draws
-    is the same at every call), or None when the call raises."""
+    """The model's per-sample output for these inputs, under one fixed seed (noise a
+    model draws is the same at every call): its logits, or for a model that returns
+    only its loss, its last linear layer's output. None when the call raises."""
+    linear: list[torch.Tensor] = []
+
+    def keep(module: Any, inputs: tuple, output: Any) -> None:
+        if isinstance(output, torch.Tensor) and output.dim() >= 2:
+            linear.append(output)
+
+    handles = [
+        module.register_forward_hook(keep)
+        for module in capture.model.modules()
+        if isinstance(module, torch.nn.Linear)
+    ]
     try:
         with torch.random.fork_rng(devices=[]), torch.no_grad():
             torch.manual_seed(0)
-            return forward_probes.logits_of(capture.model(*args, **kwargs))
+            output = capture.model(*args, **kwargs)
     except Exception:
         return None
+    finally:
+        for handle in handles:
+            handle.remove()
+    logits = forward_probes.logits_of(output)
+    if logits is None or logits.dim() < 2:
+        return linear[-1] if linear else None
+    return logits
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -1,10 +1,11 @@
 """``init-loss``: for a C-class cross-entropy, the loss at init is far from -log(1/C),
 which points to a bad init or the wrong loss (Karpathy's first check).
 
-It warns only where the loss is shown to be a plain cross-entropy: recomputed from the
-logits and class targets found, it matches the model's own loss (up to its sign). A
-loss with other terms (cross-entropy plus a KL term, an auxiliary loss) has another
-expected value at init, and gets no warning.
+It warns only where the loss is shown to be the C-class cross-entropy of the logits
+and class targets found: recomputed from them, it matches the model's own loss, up to
+its sign, as built or with the usual slips (nll_loss on raw logits or on
+probabilities), which the warning names. A loss with other terms (cross-entropy plus a
+KL term, an auxiliary loss) has another expected value at init, and gets no warning.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ def check(run: GateRun) -> list[Warning]:
     losses = run.evidence.losses
     if not losses or not math.isfinite(losses[0]):
         return []
-    classes = class_count(run)
-    if classes is None:
+    found = class_count(run)
+    if found is None:
         return []
+    classes, kind = found
     expected = math.log(classes)
     if not is_far(losses[0], expected):
         return []
@@ -39,9 +41,10 @@ def check(run: GateRun) -> list[Warning]:
         Warning(
             CODE,
             f"the loss at init is {losses[0]:.4g}, far from -log(1/{classes}) ="
-            f" {expected:.4g} for a {classes}-class cross-entropy: check that the"
-            " inputs are normalized, the init of the last layer (too large weights"
-            " make confident wrong guesses), and that the loss is the intended one",
+            f" {expected:.4g} for a {classes}-class cross-entropy ({kind}): check"
+            " that the inputs are normalized, the init of the last layer (too large"
+            " weights make confident wrong guesses), and that the loss is the"
+            " intended one",
         )
     ]
 
@@ -53,9 +56,9 @@ def is_far(initial: float, expected: float) -> bool:
     return not (LOW * expected <= initial <= HIGH * expected)
 
 
-def class_count(run: GateRun) -> int | None:
-    """C, when the batch holds class indices that index the model's C logits and the
-    loss is their plain cross-entropy."""
+def class_count(run: GateRun) -> tuple[int, str] | None:
+    """C, and what the loss was shown to be, when the batch holds class indices that
+    index the model's C logits and the loss is their cross-entropy."""
     capture = forward_probes.capture_forward(run)
     if capture is None or capture.loss is None:
         return None
@@ -69,27 +72,45 @@ def class_count(run: GateRun) -> int | None:
     valid = targets[targets != -100]
     if valid.numel() == 0 or int(valid.min()) < 0 or int(valid.max()) >= classes:
         return None
-    if not is_cross_entropy(capture.loss, logits, targets):
-        return None
-    return classes
+    kind = cross_entropy_kind(capture.loss, logits, targets)
+    return None if kind is None else (classes, kind)
+
+
+# The cross-entropy as built, and its usual slips, from (N, C) scores and (N,) targets.
+_KINDS = {
+    "cross_entropy on the logits": lambda s, t: F.cross_entropy(s, t),
+    "nll_loss on raw logits, log_softmax forgotten": lambda s, t: F.nll_loss(s, t),
+    "nll_loss on probabilities, softmax where log_softmax was meant": (
+        lambda s, t: F.nll_loss(s.softmax(-1), t)
+    ),
+}
+
+
+def cross_entropy_kind(
+    loss: float, logits: torch.Tensor, targets: torch.Tensor
+) -> str | None:
+    """Which cross-entropy of ``logits`` and ``targets`` ``loss`` is (up to its sign;
+    as given, or shifted by one position for a causal LM), or None when it is none
+    of them: a loss with other terms."""
+    for scores, labels in _alignments(logits.detach().float(), targets):
+        for kind, compute in _KINDS.items():
+            value = float(compute(scores, labels))
+            if math.isclose(abs(loss), abs(value), rel_tol=RTOL, abs_tol=ATOL):
+                return kind if loss * value >= 0 else f"{kind}, negated"
+    return None
 
 
 def is_cross_entropy(loss: float, logits: torch.Tensor, targets: torch.Tensor) -> bool:
-    """Whether ``loss`` is (plus or minus) the mean cross-entropy of ``logits`` and
-    ``targets``, as given or shifted by one position (a causal LM's next token)."""
-    return any(
-        math.isclose(abs(loss), value, rel_tol=RTOL, abs_tol=ATOL)
-        for value in _cross_entropies(logits.detach().float(), targets)
-    )
+    return cross_entropy_kind(loss, logits, targets) is not None
 
 
-def _cross_entropies(logits: torch.Tensor, targets: torch.Tensor) -> list[float]:
+def _alignments(
+    logits: torch.Tensor, targets: torch.Tensor
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
     pairs = [(logits, targets)]
     if logits.dim() == 3 and logits.shape[1] > 1:
         pairs.append((logits[:, :-1], targets[:, 1:]))
-    values = []
-    for scores, labels in pairs:
-        flat_scores = scores.reshape(-1, scores.shape[-1])
-        flat_labels = labels.reshape(-1).long()
-        values.append(float(F.cross_entropy(flat_scores, flat_labels)))
-    return values
+    return [
+        (scores.reshape(-1, scores.shape[-1]), labels.reshape(-1).long())
+        for scores, labels in pairs
+    ]

@@ -1,7 +1,8 @@
 """The registry of diagnoses: each turns a GateRun into a Diagnosis, or passes (None).
 
-Diagnosers are tried in order and the first answer wins. ``memorized`` and
-``config-error`` come first; the specific causes of a failure follow; the two fallbacks,
+Diagnosers are tried in order and the first answer wins. ``memorized`` comes first;
+then evidence before error text (what the batch held, which tensors train), then
+``config-error``; the specific causes of a failure follow; the two fallbacks,
 ``train-error`` and ``not-memorized``, come last and always answer. A new diagnosis is a
 new module here plus a line in REGISTRY.
 """

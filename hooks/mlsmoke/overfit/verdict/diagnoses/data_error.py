@@ -14,8 +14,8 @@ from typing import Any
 
 import torch
 
-from mlsmoke.overfit.training.evidence import BatchField, Evidence
-from mlsmoke.overfit.verdict import batch_probes
+from mlsmoke.overfit.training.evidence import BatchField, Evidence, ProjectProblem
+from mlsmoke.overfit.verdict import batch_probes, forward_probes
 from mlsmoke.overfit.verdict.diagnoses import _errors
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -72,9 +72,12 @@ def diagnose_evidence(run: GateRun) -> Diagnosis | None:
     broken = [f for f in evidence.batch_fields if f.problem is not None]
     if broken:
         return _not_tensors(run, broken)
-    missing = _missing_inputs(evidence)
+    missing = missing_inputs(run)
     if missing:
-        return _missing_report(run, missing)
+        return _missing(run, missing)
+    none_arguments = _missing_inputs(evidence)
+    if none_arguments:
+        return _missing_report(run, none_arguments)
     return None
 
 
@@ -135,6 +138,13 @@ FACTORY_SUGGESTIONS = [
 
 
 def _factory_raised(evidence: Evidence) -> Diagnosis:
+    if isinstance(evidence.error, ProjectProblem):  # it returned no tensors at all
+        return Diagnosis(
+            CODE,
+            f"building the batch: {evidence.error}",
+            [f"batch field {f.name}: {f.holds}" for f in evidence.batch_fields],
+            SUGGESTIONS[:2],
+        )
     lines = [f"the batch factory raised {_errors.raised(evidence)}"]
     if evidence.user_traceback:
         lines.append(evidence.user_traceback)
@@ -173,6 +183,50 @@ def _misnamed_keys(run: GateRun, typos: list[tuple[str, str]]) -> Diagnosis:
     diagnosis.evidence[1:1] = lines
     diagnosis.suggestions.insert(0, f"rename the batch key {key!r} to {parameter!r}")
     return diagnosis
+
+
+def _missing(run: GateRun, missing: list[str]) -> Diagnosis:
+    names = " or ".join(repr(name) for name in missing)
+    diagnosis = _report(
+        run,
+        f"the batch holds no {names}, which forward() takes: the data pipeline"
+        " dropped it, or never made it",
+        set(),
+    )
+    keys = ", ".join(f.name for f in run.evidence.batch_fields)
+    diagnosis.evidence.insert(1, f"the batch's keys: {keys}")
+    diagnosis.suggestions.insert(0, f"put {names} in the batch")
+    return diagnosis
+
+
+def missing_inputs(run: GateRun) -> list[str]:
+    """forward() parameters the batch passed by keyword does not fill, that the
+    evidence points at: a target parameter when the run failed without a loss or
+    raised, else the parameters the error names. A size check is left to shape-error.
+    """
+    evidence = run.evidence
+    if run.loss_fn is not None or evidence.forward_parameters is None:
+        return []
+    if _errors.is_shape_check(evidence) or _errors.mentions(
+        evidence, _errors.SHAPE_MESSAGES
+    ):
+        return []
+    keys = {f.name for f in evidence.batch_fields}
+    unfilled = [p for p in evidence.forward_parameters if p not in keys]
+    if not keys or not unfilled or not _by_keyword(evidence):
+        return []
+    targets = [p for p in unfilled if p in forward_probes.TARGET_NAMES]
+    if targets:
+        return targets[:1]
+    text = _errors.message(evidence)
+    return [p for p in unfilled if re.search(rf"\b{re.escape(p)}\b", text)]
+
+
+def _by_keyword(evidence: Evidence) -> bool:
+    """The batch was a mapping (its fields are keys, not positions)."""
+    return not any(
+        f.name == "batch" or f.name.startswith("batch[") for f in evidence.batch_fields
+    )
 
 
 def _report(run: GateRun, summary: str, named: set[str]) -> Diagnosis:

@@ -43,20 +43,19 @@ BATCH_SUGGESTIONS = [
 
 @diagnoser(CODE)
 def diagnose_batch(run: GateRun) -> Diagnosis | None:
-    """A float field of the batch holds NaN or Inf: every loss it touches is poisoned,
-    whatever the curve or the error looked like."""
+    """A float field of the batch holds NaN or Inf and the run did not memorize:
+    every loss it touches is poisoned, whatever the curve looked like (an error the
+    run raised is the error diagnoses' to name)."""
     evidence = run.evidence
     poisoned = [f for f in evidence.batch_fields if f.nonfinite]
-    if evidence.memorized or not poisoned or evidence.cuda_error is not None:
+    if evidence.memorized or not poisoned or evidence.error is not None:
         return None
     first = poisoned[0]
     lines = [
         f"batch field {f.name}: {f.holds}, with {f.nonfinite} NaN or Inf values"
         for f in poisoned
     ]
-    if evidence.error is not None:
-        lines.append(f"then the run raised {type(evidence.error).__name__}")
-    elif evidence.losses:
+    if evidence.losses:
         lines.append(f"the loss at init: {evidence.losses[0]:.4g}")
     return Diagnosis(
         CODE,
