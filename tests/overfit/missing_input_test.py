@@ -44,8 +44,22 @@ def batch(length: int = 5, keep_tokens: bool = True) -> dict[str, torch.Tensor]:
     return found
 
 
+class KeywordClassifier(Classifier):
+    """Takes its inputs as **kwargs, so only the encoder's None argument tells."""
+
+    def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
+        logits = self.head(self.encoder(tokens=inputs.get("tokens")))
+        return F.cross_entropy(logits, inputs["targets"])
+
+
 def test_an_input_missing_from_the_batch_is_a_data_error() -> None:
     result = check(Classifier(), batch(keep_tokens=False), device="cpu")
+    assert result.diagnosis.code == "data-error"
+    assert "tokens" in result.diagnosis.summary
+
+
+def test_an_input_a_submodule_got_as_none_is_a_data_error() -> None:
+    result = check(KeywordClassifier(), batch(keep_tokens=False), device="cpu")
     assert result.diagnosis.code == "data-error"
     assert "module 'encoder' got no tokens (None)" in result.diagnosis.summary
 

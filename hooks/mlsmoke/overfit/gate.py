@@ -165,7 +165,8 @@ def _recipe_label(settings: GateSettings, evidence: Evidence) -> str:
     if "lr" not in settings.unset and not built_in:
         source = f"lr key, optimizer {source}"
     schedule = f" + {evidence.scheduler}" if evidence.scheduler else ""
-    return f"{evidence.optimizer} lr {evidence.lr:g}{schedule} ({source})"
+    lr = evidence.configured_lr
+    return f"{evidence.optimizer} lr {lr:g}{schedule} ({source})"
 
 
 def _mention_timeout(

@@ -99,6 +99,14 @@ class Evidence:
     bound_check_from: int | None = None
 
     @property
+    def configured_lr(self) -> float:
+        """The lr the project configured: with a scheduler, its param group's
+        ``initial_lr`` (a warmup's first step is a fraction of it), else the lr."""
+        if self.scheduler and self.unscheduled_lr:
+            return self.unscheduled_lr
+        return self.lr
+
+    @property
     def steps(self) -> int:
         """Optimizer updates taken (the last loss is measured after the last update)."""
         return max(len(self.losses) - 1, 0)

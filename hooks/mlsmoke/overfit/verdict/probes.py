@@ -106,13 +106,16 @@ def without_target(run: GateRun, steps: int) -> Evidence:
 
 def describe_lr_result(probe: Evidence) -> str:
     if probe.error is not None:
-        return f"at lr {probe.lr:g}: raised {type(probe.error).__name__}"
+        return f"at lr {probe.configured_lr:g}: raised {type(probe.error).__name__}"
     losses = probe.losses
     if probe.reached:
-        return f"at lr {probe.lr:g}: memorized in {probe.steps} steps"
+        return f"at lr {probe.configured_lr:g}: memorized in {probe.steps} steps"
     if losses and not math.isfinite(losses[-1]):
-        return f"at lr {probe.lr:g}: the loss became {losses[-1]} at step {probe.steps}"
+        return (
+            f"at lr {probe.configured_lr:g}: the loss became {losses[-1]} at step"
+            f" {probe.steps}"
+        )
     return (
-        f"at lr {probe.lr:g}: loss {losses[0]:.4g} -> {losses[-1]:.4g}"
+        f"at lr {probe.configured_lr:g}: loss {losses[0]:.4g} -> {losses[-1]:.4g}"
         f" in {probe.steps} steps"
     )

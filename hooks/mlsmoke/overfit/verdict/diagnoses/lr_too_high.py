@@ -28,14 +28,16 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None
     reading = curve.classify_curve(evidence.losses, evidence.target)
     spike = curve.early_spike(evidence.losses)
-    lines = [f"at lr {evidence.lr:g}: {reading.reason}"]
+    lines = [f"at lr {evidence.configured_lr:g}: {reading.reason}"]
     behaviour = f"the loss is {reading.shape}"
     if reading.shape not in UNSTABLE and spike is not None:
         behaviour = (
             f"the loss jumps to {evidence.losses[spike]:.4g} at step {spike} and then"
             " stalls"
         )
-        lines.insert(0, f"at lr {evidence.lr:g}: one update too large at step {spike}")
+        lines.insert(
+            0, f"at lr {evidence.configured_lr:g}: one update too large at step {spike}"
+        )
     elif reading.shape not in UNSTABLE:
         behaviour = f"{reading.reason}"
     lines += [probes.describe_lr_result(probe) for probe in test.probes]
@@ -47,11 +49,11 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     )
     return Diagnosis(
         CODE,
-        f"the learning rate {evidence.lr:g} is too high: {behaviour};"
-        f" at lr {working.lr:g} it memorized in {working.steps} steps",
+        f"the learning rate {evidence.configured_lr:g} is too high: {behaviour};"
+        f" at lr {working.configured_lr:g} it memorized in {working.steps} steps",
         lines,
         [
-            f"set lr = {working.lr:g} (or lower) {where}",
+            f"set lr = {working.configured_lr:g} (or lower) {where}",
             "use a warmup, or clip gradients (torch.nn.utils.clip_grad_norm_)",
             "if a lower lr only delays the problem, look for a numerical issue"
             " (normalization, log of zero)",

@@ -35,20 +35,21 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     working = test.working
     if working is not None and working.lr > evidence.lr:
         summary = (
-            f"at lr {working.lr:g} the batch is memorized in {working.steps} steps"
+            f"at lr {working.configured_lr:g} the batch is memorized in"
+            f" {working.steps} steps"
         )
-        advice = working.lr
+        advice = working.configured_lr
     elif working is None and _improves_enough(test, evidence):
         best = test.side(lr_range.UP)[-1]
-        summary = f"the loss improves with every decade up to lr {best.lr:g}"
-        advice = best.lr
+        summary = f"the loss improves with every decade up to lr {best.configured_lr:g}"
+        advice = best.configured_lr
     else:
         return None
-    lines = [f"at lr {evidence.lr:g}: {reading.reason}", *_origin(evidence)]
+    lines = [f"at lr {evidence.configured_lr:g}: {reading.reason}", *_origin(evidence)]
     lines += [probes.describe_lr_result(probe) for probe in test.probes]
     return Diagnosis(
         CODE,
-        f"the learning rate {evidence.lr:g} is too low: {summary}",
+        f"the learning rate {evidence.configured_lr:g} is too low: {summary}",
         lines,
         [
             f"raise the lr to about {advice:g}{_where(evidence)}, and check the"
@@ -131,6 +132,10 @@ def _origin(evidence: Evidence) -> list[str]:
 
 def _recipe(evidence: Evidence) -> str:
     scheduler = f" with {evidence.scheduler}" if evidence.scheduler else ""
+    if evidence.scheduler and evidence.configured_lr != evidence.lr:
+        scheduler += (
+            f" (lr {evidence.configured_lr:g}, {evidence.lr:g} at the first step)"
+        )
     name = evidence.optimizer or "optimizer"
     return f"{name}{scheduler} (from {evidence.optimizer_source or 'the gate'})"
 

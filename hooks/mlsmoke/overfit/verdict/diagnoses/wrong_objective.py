@@ -57,7 +57,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None
     if _shape(run, sweep[-1].losses) == curve.EXPLODING:
         return None  # still exploding at the smallest lr: not a steady climb
-    lines = [f"at lr {evidence.lr:g}: {reading.reason}"]
+    lines = [f"at lr {evidence.configured_lr:g}: {reading.reason}"]
     lines += [probes.describe_lr_result(probe) for probe in sweep]
     lrs = ", ".join(f"{lr:g}" for lr in [evidence.lr] + [p.lr for p in sweep])
     return Diagnosis(
@@ -144,7 +144,10 @@ def _falls_without_bound(run: GateRun) -> Diagnosis:
             [bounded],
             suggestions,
         )
-    moved = f"in {probe.steps} steps at lr {probe.lr:g} the loss went {losses[0]:.4g}"
+    moved = (
+        f"in {probe.steps} steps at lr {probe.configured_lr:g} the loss went"
+        f" {losses[0]:.4g}"
+    )
     moved += f" -> {losses[-1]:.4g}"
     fell = finite[-1] < finite[0] - 0.01 * max(abs(finite[0]), 1e-8)
     if fell and not (len(finite) == len(losses) and curve.levels_off(finite)):
