@@ -35,9 +35,9 @@ DOING = {
     STARTING: "starting the worker",
 }
 _MARKERS = (
-    ("training/engine.py", "_build_model", MODEL),
+    ("training/setup.py", "build_model", MODEL),
     ("training/adapters/plan.py", "_sample_model", MODEL),  # is it a LightningModule?
-    ("training/engine.py", "_build_batch", BATCH),
+    ("training/setup.py", "build_batch", BATCH),
     ("overfit/gate.py", "load_callable", IMPORT),
     ("training/engine.py", "_train", TRAINING),
 )

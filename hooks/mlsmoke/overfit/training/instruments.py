@@ -1,9 +1,9 @@
 """Instruments kept beside the training loop: forward hooks, gradient norms,
 per-parameter gradients, non-finite tracking and the user's traceback.
 
-The loop in ``engine.py`` calls these at a few fixed points. Hooks are installed for the
-first forward pass only (and for a replay when something goes wrong), so that the loop
-runs at the speed of a hand-written one.
+``observers.py`` calls these at a few fixed points of the loop. Hooks are installed
+for the first forward pass only (and for a replay when something goes wrong), so that
+the loop runs at the speed of a hand-written one.
 """
 
 from __future__ import annotations
