@@ -132,12 +132,11 @@ def _origin(evidence: Evidence) -> list[str]:
 
 def _recipe(evidence: Evidence) -> str:
     scheduler = f" with {evidence.scheduler}" if evidence.scheduler else ""
-    if evidence.scheduler and evidence.configured_lr != evidence.lr:
-        scheduler += (
-            f" (lr {evidence.configured_lr:g}, {evidence.lr:g} at the first step)"
-        )
     name = evidence.optimizer or "optimizer"
-    return f"{name}{scheduler} (from {evidence.optimizer_source or 'the gate'})"
+    text = f"{name}{scheduler} (from {evidence.optimizer_source or 'the gate'})"
+    if evidence.scheduler and evidence.configured_lr != evidence.lr:
+        text += f": lr {evidence.configured_lr:g}, {evidence.lr:g} at the first step"
+    return text
 
 
 def _where(evidence: Evidence) -> str:
