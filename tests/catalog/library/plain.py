@@ -12,6 +12,7 @@ negative one is a wrong objective, not memorization.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,7 +103,9 @@ def _loss(case: Case, model: torch.nn.Module, batch: Any) -> torch.Tensor:
     if case.loss is not None:
         return case.loss(model, batch)
     if hasattr(model, "training_step"):
-        out = model.training_step(batch, 0)
+        with warnings.catch_warnings():  # self.log outside a Trainer only warns
+            warnings.simplefilter("ignore")
+            out = model.training_step(batch, 0)
         return out["loss"] if isinstance(out, Mapping) else out
     out = model(**batch) if isinstance(batch, Mapping) else model(*batch)
     if isinstance(out, torch.Tensor):
