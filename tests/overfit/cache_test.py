@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -224,7 +225,7 @@ def test_a_cache_that_cannot_be_written_says_so_and_leaves_nothing(
         def read_only(*args, **kwargs):
             raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
-        monkeypatch.setattr(cache_module.tempfile, "mkstemp", read_only)
+        monkeypatch.setattr(tempfile, "mkstemp", read_only)
     with pytest.raises(CacheNotWritten, match=message):
         PassCache(tmp_path).store("k", PASS, stamp)
     monkeypatch.undo()

@@ -7,13 +7,12 @@ elsewhere.
 from __future__ import annotations
 
 import difflib
-import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlsmoke.atomic import write_atomically
 from mlsmoke.errors import UsageError
-from mlsmoke.strict_mode.files import BadPath, write_atomically
 
 
 @dataclass
@@ -61,9 +60,9 @@ def write_text(file: TextFile) -> None:
     """Write ``file.text`` atomically, in its original line endings and mode."""
     data = file.text.replace("\n", file.newline).encode("utf-8", "surrogateescape")
     try:
-        write_atomically(os.fspath(file.path), data, file.mode)
-    except BadPath as error:
-        raise UsageError(f"{file.path}: {error}") from None
+        write_atomically(file.path, data, file.mode)
+    except OSError as error:
+        raise UsageError(f"{file.path}: cannot write: {error.strerror}") from None
     file.original = file.text
 
 

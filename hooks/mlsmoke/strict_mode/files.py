@@ -3,13 +3,12 @@ rewrites that keep every other byte and the file mode."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from mlsmoke import atomic
 from mlsmoke.strict_mode.shebang import (
     Dialect,
     dialect_of_shebang,
@@ -135,25 +134,7 @@ def _read_shebang(script: Script, executable: bool) -> Skipped | None:
 
 def write_atomically(path: str, data: bytes, mode: int) -> None:
     """Replace ``path`` with ``data`` in one step, keeping its permission bits."""
-    directory = os.path.dirname(path) or "."
     try:
-        descriptor, temporary = tempfile.mkstemp(
-            dir=directory, prefix=".mlsmoke-", suffix=".tmp"
-        )
+        atomic.write_atomically(path, data, mode)
     except OSError as error:
         raise BadPath(f"cannot write: {error.strerror}") from None
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, stat.S_IMODE(mode))
-        os.replace(temporary, path)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise BadPath(f"cannot write: {error.strerror}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise

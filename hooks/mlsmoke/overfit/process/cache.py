@@ -24,13 +24,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import mlsmoke
+from mlsmoke.atomic import write_atomically
 from mlsmoke.errors import ConfigError
 from mlsmoke.globs import glob_regex
 from mlsmoke.interpreter import ENV_VARIABLE
@@ -250,15 +250,7 @@ def _settled(root: Path, names: Sequence[str], started: float) -> bool:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """``text`` to ``path`` through a temporary file of a name no other writer has."""
-    descriptor, partial = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=PARTIAL, dir=path.parent
-    )
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.chmod(partial, 0o644)  # mkstemp's 0600 would hide .gitignore from others
-        os.replace(partial, path)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise
+    """``text`` to ``path`` through a temporary file of a name no other writer has;
+    0644, so that others can read .gitignore."""
+    data = text.encode("utf-8")
+    write_atomically(path, data, 0o644, prefix=f".{path.name}.", suffix=PARTIAL)
