@@ -197,9 +197,11 @@ class BertWithTokenMasking(nn.Module):
         self.bert = models.bert_classifier()
 
     def forward(self, input_ids, attention_mask, labels, token_type_ids=None) -> Any:
-        # bug: masks in eval mode too (no check of self.training), at every call
+        # bug: masks in eval mode too (no check of self.training), at every call;
+        # a masked token is hidden from attention as well
         masked = torch.rand(input_ids.shape) < 0.85
         ids = input_ids.masked_fill(masked, text.VOCAB["[MASK]"])
+        attention_mask = attention_mask.masked_fill(masked, 0)
         return self.bert(input_ids=ids, attention_mask=attention_mask, labels=labels)
 
 
