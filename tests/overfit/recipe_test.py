@@ -68,19 +68,31 @@ def test_lightning_style_dicts_step_at_their_frequency():
     assert run(every_other_step).lrs == pytest.approx([0.1, 0.1, 0.05, 0.05])
 
 
-def test_a_plateau_scheduler_is_given_the_loss():
+def plateau_recipe(**options):
     def on_plateau(params):
         optimizer = torch.optim.SGD(params, lr=0.1)
-        # mode "max": a falling loss counts as no progress, so the lr drops
         scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-            optimizer, mode="max", patience=0
+            optimizer, patience=0, **options
         )
         return optimizer, scheduler
 
-    evidence = run(on_plateau)
+    return on_plateau
+
+
+def test_a_plateau_scheduler_is_given_the_loss():
+    # an improvement must beat the best loss by 10: none does, so the lr drops
+    evidence = run(plateau_recipe(threshold=10.0, threshold_mode="abs"))
     assert evidence.error is None, evidence.user_traceback
     assert evidence.scheduler == "ReduceLROnPlateau"
     assert evidence.lrs == pytest.approx([0.1, 0.1, 0.01, 0.001])
+
+
+def test_a_plateau_scheduler_in_mode_max_sees_a_falling_loss_as_progress():
+    # it watches an accuracy: the loss it is given must improve the same way
+    evidence = run(plateau_recipe(mode="max"))
+    assert evidence.error is None, evidence.user_traceback
+    assert evidence.losses[-1] < evidence.losses[0]
+    assert evidence.lrs == pytest.approx([0.1, 0.1, 0.1, 0.1])
 
 
 def test_the_built_in_recipe_names_itself():

@@ -109,6 +109,7 @@ def _train(run: TrainingRun) -> None:
         run.phase = "step"
         evidence.lrs.append(recipe.lr)
         optimizer.step()
+        run.phase = "scheduler"
         recipe.step_scheduler(step, value)
 
 

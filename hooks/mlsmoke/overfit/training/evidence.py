@@ -11,7 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 # Where a run failed; "model" and "optimizer" are factories run before the loop.
-PHASES = ("model", "batch", "optimizer", "forward", "loss", "backward", "step")
+PHASES = (
+    "model",
+    "batch",
+    "optimizer",
+    "forward",
+    "loss",
+    "backward",
+    "step",
+    "scheduler",
+)
 
 # Kinds of CUDA failure (Evidence.cuda_error).
 DEVICE_ASSERT = "device-side-assert"
@@ -93,15 +102,15 @@ class Evidence:
     scheduler: str | None = None  # the scheduler's class name
     lr_scale: float = 1.0  # a probe's factor on every lr of the recipe
     lrs: list[float] = field(default_factory=list)  # lr used at each update
-    unscheduled_lr: float | None = None  # param group's initial_lr, with a scheduler
+    unscheduled_lr: float | None = None  # Recipe.configured_lr, with a scheduler
     # The step a loss reached its target below zero; the run trained on from there
     # to show whether the loss is bounded (engine.BOUND_CHECK_STEPS).
     bound_check_from: int | None = None
 
     @property
     def configured_lr(self) -> float:
-        """The lr the project configured: with a scheduler, its param group's
-        ``initial_lr`` (a warmup's first step is a fraction of it), else the lr."""
+        """The lr the project configured: with a scheduler, its base or peak rate
+        (a warmup's first step is a fraction of it), else the lr."""
         if self.scheduler and self.unscheduled_lr:
             return self.unscheduled_lr
         return self.lr

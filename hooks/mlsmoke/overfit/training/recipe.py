@@ -16,7 +16,7 @@ Lightning's configurations are known to hold.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,10 @@ INTERVALS = ("step", "epoch")
 # Param-group keys and scheduler attributes that hold learning rates, scaled together
 # so a probe at ``lr_scale`` runs the same schedule at a scaled rate.
 GROUP_LR_KEYS = ("lr", "initial_lr", "max_lr", "min_lr")
-SCHEDULER_LR_LISTS = ("base_lrs", "max_lrs", "min_lrs")
+SCHEDULER_LR_LISTS = ("base_lrs", "max_lrs", "min_lrs", "_last_lr")
+SCHEDULER_LR_FLOORS = ("eta_min",)  # an absolute floor, one for all groups
+# Schedulers that drive others (SequentialLR, ChainedScheduler) keep them here.
+NESTED_SCHEDULERS = "_schedulers"
 
 
 @dataclass
@@ -40,11 +43,21 @@ class Recipe:
     source: str = "built-in Adam"
     # ReduceLROnPlateau-style: its step() takes the monitored value (the loss).
     monitors_loss: bool = False
+    # Lightning's ``lr_scheduler_step(scheduler, metric)``, through which its Trainer
+    # steps every scheduler; None: ``scheduler.step()``.
+    step_hook: Callable[[Any, Any], Any] | None = None
 
     @property
     def lr(self) -> float:
         """The first param group's learning rate now."""
         return float(self.optimizer.param_groups[0]["lr"])
+
+    @property
+    def configured_lr(self) -> float:
+        """The rate the project configured for the first group: a one-cycle
+        schedule's peak, a scheduler's base rate, else the lr now."""
+        group = self.optimizer.param_groups[0]
+        return float(group.get("max_lr", group.get("initial_lr", group["lr"])))
 
     @property
     def scheduler_name(self) -> str | None:
@@ -55,38 +68,62 @@ class Recipe:
         interval and frequency say so."""
         if self.scheduler is None or (step + 1) % self.frequency:
             return
-        if self.monitors_loss:
-            self.scheduler.step(loss)
-        else:
+        metric = self._monitored(loss) if self.monitors_loss else None
+        if self.step_hook is not None:
+            self.step_hook(self.scheduler, metric)
+        elif metric is None:
             self.scheduler.step()
+        else:
+            self.scheduler.step(metric)
+
+    def _monitored(self, loss: float) -> float:
+        """The value a plateau scheduler watches, as it improves when the loss
+        falls: a scheduler in mode "max" (it watches an accuracy) gets -loss."""
+        return -loss if getattr(self.scheduler, "mode", "min") == "max" else loss
 
     def override_lr(self, lr: float) -> None:
         """Every param group's base rate at ``lr`` (the ``lr`` key); the schedule
         keeps its shape (a warmup at 0 at step 0 stays at 0)."""
+        factors = []
         for group in self.optimizer.param_groups:
-            base = group.get("initial_lr", group["lr"])
-            group["lr"] = lr * group["lr"] / base if base else lr
-            if "initial_lr" in group:
-                group["initial_lr"] = lr
-        if self.scheduler is not None and hasattr(self.scheduler, "base_lrs"):
-            self.scheduler.base_lrs = [lr for _ in self.scheduler.base_lrs]
+            base = group.get("max_lr", group.get("initial_lr", group["lr"]))
+            factors.append(lr / base if base else 0.0)
+            if not base:
+                group["lr"] = lr
+        self._scale(factors, floor_factor=factors[0] if factors else 1.0)
 
     def scale_lr(self, factor: float) -> None:
         """Every learning rate of the recipe times ``factor``: the param groups and
-        the scheduler's base rates, so the schedule keeps its shape."""
-        if factor == 1.0:
-            return
-        for group in self.optimizer.param_groups:
+        every scheduler's rates, nested ones included, so the schedule keeps its
+        shape."""
+        if factor != 1.0:
+            self._scale([factor] * len(self.optimizer.param_groups), factor)
+
+    def _scale(self, factors: list[float], floor_factor: float) -> None:
+        for group, factor in zip(self.optimizer.param_groups, factors):
             for key in GROUP_LR_KEYS:
-                if isinstance(group.get(key), (int, float)):
+                if isinstance(group.get(key), (int, float)) and factor:
                     group[key] = group[key] * factor
-        for name in SCHEDULER_LR_LISTS:
-            rates = getattr(self.scheduler, name, None)
-            if isinstance(rates, list):
-                setattr(self.scheduler, name, [rate * factor for rate in rates])
-        last = getattr(self.scheduler, "_last_lr", None)
-        if isinstance(last, list):
-            self.scheduler._last_lr = [rate * factor for rate in last]
+        for scheduler in _schedulers_in(self.scheduler):
+            for name in SCHEDULER_LR_LISTS:
+                rates = getattr(scheduler, name, None)
+                if isinstance(rates, list) and len(rates) == len(factors):
+                    scaled = [r * f if f else r for r, f in zip(rates, factors)]
+                    setattr(scheduler, name, scaled)
+            for name in SCHEDULER_LR_FLOORS:
+                floor = getattr(scheduler, name, None)
+                if isinstance(floor, (int, float)) and floor_factor:
+                    setattr(scheduler, name, floor * floor_factor)
+
+
+def _schedulers_in(scheduler: Any) -> list[Any]:
+    """``scheduler`` and the schedulers it drives, depth first."""
+    if scheduler is None:
+        return []
+    found = [scheduler]
+    for inner in getattr(scheduler, NESTED_SCHEDULERS, None) or []:
+        found += _schedulers_in(inner)
+    return found
 
 
 def as_recipe(returned: Any, source: str) -> Recipe:

@@ -85,7 +85,8 @@ def build_recipe(run: TrainingRun) -> Recipe:
     evidence.lr, evidence.lr_scale = recipe.lr, run.lr_scale
     evidence.optimizer = type(recipe.optimizer).__name__
     evidence.optimizer_source, evidence.scheduler = recipe.source, recipe.scheduler_name
-    evidence.unscheduled_lr = recipe.optimizer.param_groups[0].get("initial_lr")
+    if recipe.scheduler is not None:
+        evidence.unscheduled_lr = recipe.configured_lr
     return recipe
 
 

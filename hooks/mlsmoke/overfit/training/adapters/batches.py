@@ -14,9 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from mlsmoke.overfit.training.adapters.lightning_module import overrides
 from mlsmoke.overfit.training.evidence import ProjectProblem
 
 DATAMODULE_METHODS = ("prepare_data", "setup", "train_dataloader")
+# Called with (batch, dataloader_idx); the gate moves the batch to its device itself.
+BATCH_HOOKS = ("on_before_batch_transfer", "on_after_batch_transfer")
 
 
 def is_datamodule(value: Any) -> bool:
@@ -43,14 +46,18 @@ class BatchSource:
     def __init__(self, factory: Callable[[], Any], name: str) -> None:
         self.factory, self.name = factory, name
         self.origin: str | None = None
+        # The LightningModule the batch is for: its batch hooks apply to it.
+        self.module: Any = None
 
     def __call__(self) -> Any:
         produced = self.factory()
         if not is_batch_source(produced):
             self.origin = None
-            return produced
+            return apply_batch_hooks(produced, None, self.module)
         self.origin = f"{describe_source(produced)} from {self.name}"
-        return first_batch(produced, self.name)
+        batch = first_batch(produced, self.name)
+        datamodule = produced if is_datamodule(produced) else None
+        return apply_batch_hooks(batch, datamodule, self.module)
 
 
 def describe_source(source: Any) -> str:
@@ -72,8 +79,7 @@ def first_batch(source: Any, name: str) -> Any:
         source.prepare_data()
         source.setup("fit")
         loader = source.train_dataloader()
-        batch = _draw(loader, f"{name}'s train_dataloader()")
-        return _transfer_hooks(source, batch)
+        return _draw(loader, f"{name}'s train_dataloader()")
     return _draw(source, name)
 
 
@@ -104,13 +110,16 @@ def _close(source: Any, iterator: Any) -> None:
         close()
 
 
-def _transfer_hooks(datamodule: Any, batch: Any) -> Any:
-    """The data module's own batch hooks, which Lightning's Trainer calls on every
-    batch before it reaches training_step (both return the batch by default)."""
-    for hook in ("on_before_batch_transfer", "on_after_batch_transfer"):
-        method = getattr(datamodule, hook, None)
-        if callable(method):
-            batch = method(batch, 0)
+def apply_batch_hooks(batch: Any, datamodule: Any, module: Any) -> Any:
+    """The batch hooks Lightning's Trainer calls on every batch before
+    training_step, each from the data module when it defines it, else from the
+    LightningModule (as Lightning chooses); Lightning's own defaults return the batch
+    as it is, so only a project's own hooks are called."""
+    for hook in BATCH_HOOKS:
+        for owner in (datamodule, module):
+            if owner is not None and overrides(owner, hook):
+                batch = getattr(owner, hook)(batch, 0)
+                break
     return batch
 
 

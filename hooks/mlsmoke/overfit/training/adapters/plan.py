@@ -8,11 +8,12 @@ batch, or a loader, iterable or data module to draw the first batch from.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlsmoke.overfit.training.adapters import configure_optimizers, lightning_module
+from mlsmoke.overfit.training.adapters import lightning_module
 from mlsmoke.overfit.training.adapters.batches import BatchSource
 from mlsmoke.overfit.training.determinism import deterministic
 from mlsmoke.overfit.training.evidence import ProjectProblem
@@ -60,18 +61,22 @@ def adapt(
     model = _sample_model(loaded["model"], seed)
     if not lightning_module.is_lightning_module(model):
         return adapted
+    factories["model"] = lightning_module.configured_model(loaded["model"])
+    batch.module = model
     kind = type(model).__name__
     if "loss" not in loaded:
         lightning_module.check_automatic_optimization(model)
         adapted.loss_from_training_step = lightning_module.TrainingStepLoss()
         factories["loss"] = adapted.loss_from_training_step
-        adapted.notes.append(f"loss: {kind}.training_step(batch, 0)")
+        arguments = ", ".join(
+            ["batch", *map(str, lightning_module.step_arguments(model))]
+        )
+        adapted.notes.append(f"loss: {kind}.training_step({arguments})")
     if use_project_optimizer and "optimizer" not in loaded:
         recipe = lightning_module.recipe_of(_configured(model))
         adapted.recipe_factory = lightning_module.configure_optimizers_recipe
         adapted.recipe_from_module = True
-        group = recipe.optimizer.param_groups[0]
-        adapted.module_lr = float(group.get("initial_lr", group["lr"]))
+        adapted.module_lr = recipe.configured_lr
     return adapted
 
 
@@ -81,14 +86,22 @@ def _configured(model: Any) -> Any:
     try:
         return model.configure_optimizers()
     except Exception as error:
+        if lightning_module.needs_trainer(error, model):
+            raise lightning_module.trainer_problem(
+                model, "configure_optimizers()", error, "optimizer"
+            ) from None
         raise ProjectProblem(
             "configure-optimizers-raised",
             f"{type(model).__name__}.configure_optimizers() raised"
-            f" {type(error).__name__}: {error}; the gate calls it outside a Trainer,"
-            f" so it must not need self.trainer; or "
-            + configure_optimizers.ONE_LOSS_ONE_OPTIMIZER,
+            f" {type(error).__name__}: {error} ({_raised_at(error)})",
             config_key="optimizer",
         ) from None
+
+
+def _raised_at(error: BaseException) -> str:
+    """``file:line in function`` of the innermost frame ``error`` passed through."""
+    frame = traceback.extract_tb(error.__traceback__)[-1]
+    return f"{frame.filename}:{frame.lineno} in {frame.name}"
 
 
 def _sample_model(factory: Callable[[], Any], seed: int) -> Any:
@@ -96,6 +109,6 @@ def _sample_model(factory: Callable[[], Any], seed: int) -> Any:
     then records that error where it belongs)."""
     try:
         with deterministic(seed):
-            return factory()
+            return lightning_module.configured_model(factory)()
     except (Exception, SystemExit):
         return None

@@ -22,6 +22,7 @@ _OUTSIDE_FORWARD = {
     "optimizer": "building the optimizer",
     "backward": "the backward pass",
     "step": "the optimizer step",
+    "scheduler": "the lr scheduler step",
 }
 
 SUGGESTIONS = [

@@ -19,6 +19,7 @@ _DOING = {
     "loss": "computing the loss",
     "backward": "the backward pass",
     "step": "the optimizer step",
+    "scheduler": "the lr scheduler step",
 }
 
 
