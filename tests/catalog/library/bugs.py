@@ -269,3 +269,43 @@ def many_sentences() -> Any:
     return DataCollatorForLanguageModeling(text.tokenizer(), mlm=False)(
         text.lm_rows(texts)
     )
+
+
+# --- the batch's values, whatever the library's wording -------------------------------
+
+
+def float_labels() -> dict[str, Any]:
+    batch = text.classification_batch()
+    batch["labels"] = batch["labels"].float()  # bug: class indices as floats
+    return batch
+
+
+def ids_and_embeddings() -> dict[str, Any]:
+    batch = dict(text.classification_batch())
+    ids = batch["input_ids"]
+    # bug: precomputed embeddings kept beside the ids they came from
+    batch["inputs_embeds"] = torch.zeros(*ids.shape, models.HIDDEN)
+    return batch
+
+
+def positions_past_the_table() -> dict[str, Any]:
+    batch = dict(text.classification_batch())
+    ids = batch["input_ids"]
+    # bug: position ids counted from the document's start, not the window's
+    offset = text.MAX_POSITIONS + 4
+    batch["position_ids"] = torch.arange(ids.shape[1]).expand_as(ids) + offset
+    return batch
+
+
+def uint8_pixels() -> dict[str, Any]:
+    batch = models.image_batch()
+    pixels = batch["pixel_values"]
+    scaled = (pixels - pixels.min()) / (pixels.max() - pixels.min()) * 255
+    batch["pixel_values"] = scaled.to(torch.uint8)  # bug: ToTensor()'s /255 skipped
+    return batch
+
+
+def loss_rebuilt_from_item(model: nn.Module, batch: dict) -> torch.Tensor:
+    loss = model(**batch).loss
+    # bug: a number made a tensor again; it depends on no parameter
+    return torch.tensor(loss.item(), requires_grad=True)

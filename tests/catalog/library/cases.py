@@ -22,6 +22,7 @@ BERT = "BERT classifier"
 GPT2 = "GPT-2 causal LM"
 SEQ2SEQ = "encoder-decoder (T5, BART)"
 VISION = "vision (ViT, ResNet)"
+AUDIO = "audio (HuBERT)"
 LIGHTNING = "LightningModule"
 
 
@@ -68,6 +69,7 @@ def project_adamw(params: Any) -> torch.optim.Optimizer:
 
 
 CORRECT = [
+    Case("hf-hubert-audio", AUDIO, models.hubert_classifier, models.audio_batch),
     Case(
         "hf-bert-padding-collator",
         BERT,
@@ -117,6 +119,62 @@ CORRECT = [
 ]
 
 BUGS = [
+    # what the batch holds, whatever words the library's check uses
+    Case(
+        "hf-bert-float-labels",
+        BERT,
+        models.bert_classifier,
+        bugs.float_labels,
+        "data-error",
+        says="holds class indices as torch.float32",
+        bug="class indices as floats (the head switches to a multi-label loss)",
+    ),
+    Case(
+        "hf-bert-ids-and-embeddings",
+        BERT,
+        models.bert_classifier,
+        bugs.ids_and_embeddings,
+        "data-error",
+        says="rejects the batch's input_ids, inputs_embeds",
+        bug="input_ids and inputs_embeds both in the batch",
+    ),
+    Case(
+        "hf-bert-position-ids-past-the-table",
+        BERT,
+        models.bert_classifier,
+        bugs.positions_past_the_table,
+        "data-error",
+        says="batch field position_ids holds ids up to",
+        bug="position ids beyond max_position_embeddings",
+    ),
+    Case(
+        "hf-resnet-uint8-pixels",
+        VISION,
+        models.resnet_classifier,
+        bugs.uint8_pixels,
+        "data-error",
+        says="unsigned char data where float is needed",
+        bug="uint8 pixels given to a float model",
+    ),
+    Case(
+        "hf-bert-loss-from-item",
+        BERT,
+        models.bert_classifier,
+        text.classification_batch,
+        "no-gradient",
+        loss=bugs.loss_rebuilt_from_item,
+        says="rebuilt from a number",
+        bug="the loss rebuilt as torch.tensor(loss.item(), requires_grad=True)",
+    ),
+    Case(
+        "hf-hubert-softmax-twice",
+        AUDIO,
+        models.hubert_classifier,
+        models.audio_batch,
+        "not-learning",
+        loss=bugs.cross_entropy_of_softmax,
+        bug="softmax before cross_entropy, in a speech classifier",
+    ),
     # the field guide's BERT scenario, one bug at a time
     Case(
         "hf-bert-raw-text",

@@ -20,6 +20,8 @@ from transformers import (
     DataCollatorWithPadding,
     GPT2Config,
     GPT2LMHeadModel,
+    HubertConfig,
+    HubertForSequenceClassification,
     ResNetConfig,
     ResNetForImageClassification,
     T5Config,
@@ -146,6 +148,43 @@ def images(size: int = IMAGE, channels: int = CHANNELS) -> torch.Tensor:
 def image_batch(size: int = IMAGE, channels: int = CHANNELS) -> dict[str, Any]:
     labels = torch.arange(IMAGES) % text.LABELS
     return {"pixel_values": images(size, channels), "labels": labels}
+
+
+# --- audio -------------------------------------------------------------------------
+
+WAVES, WAVE_SAMPLES = 8, 400
+
+
+def hubert_classifier(**overrides: Any) -> HubertForSequenceClassification:
+    """A speech classifier whose feature encoder marks its input view requires_grad
+    (as the wav2vec2 family does): an input, not a parameter."""
+    settings = dict(
+        hidden_size=HIDDEN,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        intermediate_size=2 * HIDDEN,
+        conv_dim=(16, 16),
+        conv_stride=(5, 4),
+        conv_kernel=(10, 4),
+        num_conv_pos_embeddings=8,
+        num_conv_pos_embedding_groups=2,
+        hidden_dropout=0.0,
+        activation_dropout=0.0,
+        attention_dropout=0.0,
+        feat_proj_dropout=0.0,
+        final_dropout=0.0,
+        layerdrop=0.0,
+        mask_time_prob=0.0,
+        num_labels=text.LABELS,
+        classifier_proj_size=16,
+    )
+    return HubertForSequenceClassification(HubertConfig(**{**settings, **overrides}))
+
+
+def audio_batch() -> dict[str, Any]:
+    g = torch.Generator().manual_seed(0)
+    waves = torch.randn(WAVES, WAVE_SAMPLES, generator=g)
+    return {"input_values": waves, "labels": torch.arange(WAVES) % text.LABELS}
 
 
 # --- Lightning ----------------------------------------------------------------------

@@ -43,15 +43,25 @@ def optimizer_coverage(
 def unregistered_leaves(
     loss: torch.Tensor, model: torch.nn.Module, batch: Any
 ) -> list[str]:
-    """The trainable leaves the loss depends on that are not the model's parameters
-    (nor batch tensors), described by where the model keeps them."""
+    """The trainable leaves the loss depends on that are not the model's parameters,
+    described by where the model keeps them. Batch tensors, and views of them that
+    forward marks ``requires_grad`` (audio encoders do, for gradient checkpointing),
+    are inputs, not parameters."""
     owned = {id(p) for p in model.parameters()}
-    owned |= {id(t) for _, t in _batch_tensors(batch)}
+    inputs = {_storage(t) for _, t in _batch_tensors(batch)}
     return [
         describe_tensor(leaf, model, batch)
         for leaf in graph_leaves(loss)
-        if id(leaf) not in owned
+        if id(leaf) not in owned and _storage(leaf) not in inputs
     ]
+
+
+def _storage(tensor: torch.Tensor) -> int:
+    """Where the tensor's data lives: a view shares its base's."""
+    try:
+        return tensor.untyped_storage().data_ptr()
+    except RuntimeError:  # no storage (a meta or sparse tensor)
+        return id(tensor)
 
 
 def graph_leaves(loss: torch.Tensor) -> list[torch.Tensor]:

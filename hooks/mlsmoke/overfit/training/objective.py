@@ -97,4 +97,12 @@ def check_loss(loss: Any, from_callable: bool) -> torch.Tensor:
             f"{source} does not require grad: it does not depend on any trainable"
             " parameter (frozen parameters, .detach(), .item(), or torch.no_grad())",
         )
+    if loss.grad_fn is None:  # requires grad, yet no operation made it: a new leaf
+        raise ProjectProblem(
+            "loss-no-grad",
+            f"{source} is a new tensor that requires grad but was computed from"
+            " nothing: it was rebuilt from a number (torch.tensor(loss.item(),"
+            " requires_grad=True), .detach().requires_grad_()), so no parameter"
+            " gets a gradient",
+        )
     return loss.reshape(())

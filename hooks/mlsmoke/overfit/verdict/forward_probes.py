@@ -80,7 +80,7 @@ def _capture(run: GateRun) -> ForwardCapture | None:
         with seeded(run), torch.no_grad(), _recording(model, capture):
             loss = _loss_of(run, model, batch)
         if isinstance(loss, torch.Tensor) and loss.numel() == 1:
-            capture.loss = float(loss)
+            capture.loss = float(loss.detach())
     except Exception:
         pass
     return capture

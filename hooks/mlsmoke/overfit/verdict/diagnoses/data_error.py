@@ -16,7 +16,7 @@ import torch
 
 from mlsmoke.overfit.training.evidence import BatchField, Evidence, ProjectProblem
 from mlsmoke.overfit.verdict import batch_probes, forward_probes
-from mlsmoke.overfit.verdict.diagnoses import _errors
+from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -38,6 +38,15 @@ _KINDS = (
     (r"must have the same dtype", "inputs of the wrong dtype"),
     (r"found dtype (\w+) but expected (\w+)", "{0} data where {1} is needed"),
     (r"not implemented for '(\w+)'", "data of dtype {0} the operation cannot take"),
+    (
+        r"input type \((unsigned char|char|short|int|long|bool|\S*(?:Byte|Char|Short"
+        r"|Int|Long|Bool)Tensor)\) and (?:bias|weight) type \((\S+)\)",
+        "{0} data where {1} is needed",
+    ),
+)
+# An index past a table's rows, in torch's words for indexing and embedding lookups.
+INDEX_BEYOND = (
+    r"index (?P<index>-?\d+) is out of bounds for dimension \d+ with size (?P<size>\d+)"
 )
 
 SUGGESTIONS = [
@@ -72,6 +81,10 @@ def diagnose_evidence(run: GateRun) -> Diagnosis | None:
     broken = [f for f in evidence.batch_fields if f.problem is not None]
     if broken:
         return _not_tensors(run, broken)
+    if _errors.is_torch_error(evidence):
+        floats = _field_values.float_class_targets(_fields_of(run))
+        if floats:
+            return _float_targets(run, floats)
     missing = missing_inputs(run)
     if missing and missing[0] in forward_probes.TARGET_NAMES:
         return _missing(run, missing)  # no targets: the root of what failed after
@@ -121,12 +134,84 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
     if not _errors.raised_in_forward(evidence):
         return None
+    beyond = _ids_beyond_a_table(run)
+    if beyond is not None:
+        return beyond
     kind = _data_problem(str(evidence.error))
-    if kind is None and not isinstance(evidence.error, KeyError):
-        return None
-    kind = kind or f"a missing key: {evidence.error}"
+    if kind is None and isinstance(evidence.error, KeyError):
+        kind = f"a missing key: {evidence.error}"
+    if kind is None:
+        return _rejected_fields(run)
     named = set(re.findall(r"'(\w+)'", kind))
     return _report(run, f"the batch holds {kind} ({_errors.where(evidence)})", named)
+
+
+def _ids_beyond_a_table(run: GateRun) -> Diagnosis | None:
+    """An index past a lookup table's rows, and the batch fields that hold such ids
+    (token ids, position ids): the ids, not the model, are out of range."""
+    found = re.search(INDEX_BEYOND, _errors.message(run.evidence))
+    if found is None:
+        return None
+    size, index = int(found.group("size")), int(found.group("index"))
+    beyond = _field_values.fields_beyond(_fields_of(run), size, index)
+    inputs = [(n, v) for n, v in beyond if not _field_values.is_target_name(n)]
+    if not inputs:
+        return None
+    name, largest = inputs[0]
+    diagnosis = _report(
+        run,
+        f"batch field {name} holds ids up to {largest}, beyond a lookup table of"
+        f" {size} rows ({_errors.where(run.evidence)})",
+        {n for n, _ in inputs},
+    )
+    diagnosis.suggestions.insert(
+        0,
+        f"keep {name} below the table's size ({size}): the vocabulary, the number of"
+        " positions or types the model was built with, or build it larger",
+    )
+    return diagnosis
+
+
+def _rejected_fields(run: GateRun) -> Diagnosis | None:
+    """The model's own input check names batch fields it was given, and speaks of
+    no sizes: it rejects what the batch holds (two inputs where it takes one of
+    them, a field of the wrong kind), whatever its words."""
+    evidence = run.evidence
+    if not isinstance(evidence.error, (ValueError, TypeError)):
+        return None
+    if _errors.is_shape_check(evidence) or _errors.speaks_of_shapes(
+        _errors.message(evidence)
+    ):
+        return None
+    keys = [f.name for f in evidence.batch_fields]
+    named = _field_values.fields_named_in(_errors.message(evidence), keys)
+    if not named:
+        return None
+    return _report(
+        run,
+        f"{_errors.where(evidence)} rejects the batch's {', '.join(named)}:"
+        f" {_errors.first_line(evidence)}",
+        set(named),
+    )
+
+
+def _float_targets(run: GateRun, floats: list[tuple[str, Any]]) -> Diagnosis:
+    name, value = floats[0]
+    diagnosis = _report(
+        run,
+        f"batch field {name} holds class indices as {value.dtype}"
+        f" ({batch_probes.describe_value(value)}): a float target reads as"
+        " probabilities or regression values (a library head then switches to a"
+        " multi-label or regression loss)",
+        {n for n, _ in floats},
+    )
+    diagnosis.suggestions.insert(0, f"make {name} int64: {name}.long()")
+    return diagnosis
+
+
+def _fields_of(run: GateRun) -> list[tuple[str, Any]]:
+    """The batch's fields with their values (a fresh batch, built once per run)."""
+    return run.memo.setdefault("batch-fields", _fields(run))
 
 
 _RUN_PHASES = ("forward", "loss", "backward", "step")

@@ -8,7 +8,8 @@ import re
 
 from mlsmoke.overfit.training.evidence import DEVICE_ASSERT, Evidence
 from mlsmoke.overfit.verdict import batch_probes, forward_probes, probes
-from mlsmoke.overfit.verdict.diagnoses import _errors
+from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values
+from mlsmoke.overfit.verdict.diagnoses.data_error import INDEX_BEYOND
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -49,6 +50,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         evidence, _MESSAGES
     ):
         return None
+    if _ids_not_targets_beyond(run, evidence):
+        return None
     lines.append(f"{_errors.where(evidence)} raised {_errors.raised(evidence)}")
     outputs, label_line = _ranges(run, evidence)
     lines += label_line
@@ -58,6 +61,22 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if evidence.user_traceback:
         lines.append(evidence.user_traceback)
     return Diagnosis(CODE, summary, lines, SUGGESTIONS)
+
+
+def _ids_not_targets_beyond(run: GateRun, evidence: Evidence) -> bool:
+    """An index past a table's rows that only input fields (token or position ids)
+    reach: the inputs are out of range, not the targets (data-error says so)."""
+    found = re.search(INDEX_BEYOND, _errors.message(evidence))
+    if found is None:
+        return False
+    try:
+        fields = batch_probes.batch_fields(batch_probes.fresh_batch(run))
+    except Exception:
+        return False
+    beyond = _field_values.fields_beyond(fields, int(found.group("size")))
+    return bool(beyond) and not any(
+        _field_values.is_target_name(name) for name, _ in beyond
+    )
 
 
 def _ranges(run: GateRun, evidence: Evidence) -> tuple[int | None, list[str]]:

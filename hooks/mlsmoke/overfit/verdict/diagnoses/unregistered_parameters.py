@@ -10,6 +10,8 @@ otherwise the ``unregistered-parameters`` warning says it.
 
 from __future__ import annotations
 
+import math
+
 from mlsmoke.overfit.training.bookkeeping import listed
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
@@ -37,6 +39,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         )
     if evidence.memorized or evidence.error is not None:
         return None
+    if evidence.losses and not math.isfinite(evidence.losses[0]):
+        return None  # the loss was broken before any tensor could train
     frozen = never_trained(evidence)
     if not frozen:
         return None

@@ -1,0 +1,72 @@
+"""What the batch's fields show, read from their values: class targets stored as
+floats, ids beyond a lookup table, the fields an error message names. Pure functions
+of ``(name, value)`` pairs, shared by the data diagnoses."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+
+from mlsmoke.overfit.verdict import forward_probes
+
+
+def is_target_name(name: str) -> bool:
+    """A field that holds targets: ``labels``, ``y``, ``start_positions``..."""
+    last = name.lower().rsplit(".", 1)[-1]
+    return last in forward_probes.TARGET_NAMES or last.endswith(
+        ("labels", "_positions")
+    )
+
+
+def float_class_targets(fields: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Target fields that are float tensors of whole numbers: class indices stored
+    as floats (a loss or a library head then takes them for probabilities or
+    regression values)."""
+    return [
+        (name, value)
+        for name, value in fields
+        if is_target_name(name) and _whole_floats(value)
+    ]
+
+
+def fields_beyond(
+    fields: Iterable[tuple[str, Any]], size: int, index: int | None = None
+) -> list[tuple[str, int]]:
+    """Integer fields holding an id at or above ``size`` (a lookup table's rows),
+    with their largest value; the likeliest first: holding the failing ``index``,
+    then the largest share of ids beyond the table."""
+    found = []
+    for name, value in fields:
+        if _is_integer_tensor(value) and value.numel():
+            beyond = value >= size
+            if bool(beyond.any()):
+                holds_index = index is not None and bool((value == index).any())
+                share = float(beyond.float().mean())
+                found.append((holds_index, share, name, int(value.max())))
+    found.sort(key=lambda row: (row[0], row[1]), reverse=True)
+    return [(name, largest) for _, _, name, largest in found]
+
+
+def fields_named_in(text: str, names: Iterable[str]) -> list[str]:
+    """The field names ``text`` mentions as whole words."""
+    return [n for n in names if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text)]
+
+
+def _whole_floats(value: Any) -> bool:
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+        return False
+    if value.numel() == 0 or not bool(torch.isfinite(value).all()):
+        return False
+    return bool(torch.equal(value, value.round()))
+
+
+def _is_integer_tensor(value: Any) -> bool:
+    return (
+        isinstance(value, torch.Tensor)
+        and not value.is_floating_point()
+        and not value.is_complex()
+        and value.dtype != torch.bool
+    )
