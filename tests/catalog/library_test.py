@@ -28,6 +28,7 @@ def test_library_case_gets_its_code_and_warnings(case: Case) -> None:
         case.code,
         sorted(case.warnings),
     ), f"{case.bug or 'correct model'}: {told}"
+    assert case.says in told
     if case.kind == "bug":
         assert result.verdict == "fail"
         assert result.diagnosis.evidence and result.diagnosis.suggestions

@@ -153,7 +153,7 @@ BUGS = [
         models.resnet_classifier,
         bugs.uint8_pixels,
         "data-error",
-        says="unsigned char data where float is needed",
+        says="Byte data where Float is needed",
         bug="uint8 pixels given to a float model",
     ),
     Case(
@@ -165,6 +165,16 @@ BUGS = [
         loss=bugs.loss_rebuilt_from_item,
         says="rebuilt from a number",
         bug="the loss rebuilt as torch.tensor(loss.item(), requires_grad=True)",
+    ),
+    Case(
+        "hf-vit-dropout-0.9",
+        VISION,
+        lambda: models.vit_classifier(hidden_dropout_prob=0.9),
+        models.image_batch,
+        "not-learning",
+        warnings=frozenset({"dropout-active"}),
+        says="with every dropout at p = 0 the batch is memorized",
+        bug="dropout 0.9: every step trains another random sub-network",
     ),
     Case(
         "hf-hubert-softmax-twice",

@@ -31,7 +31,8 @@ class GateRun:
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def probe(self, **overrides: Any) -> Evidence:
-        """Train again with the same factories; ``overrides`` are train()'s keywords.
+        """Train again with the same factories; ``overrides`` are train()'s keywords,
+        and ``model_factory`` (a variant of the model, e.g. without dropout).
 
         The target defaults to the main run's absolute target, so that a float64 or
         lower-lr probe is judged by the same bar. lr probes pass ``lr_scale``: it
@@ -47,9 +48,10 @@ class GateRun:
             "timeout": self.settings.timeout,
             "seed": self.settings.seed,
         }
+        model_factory = overrides.pop("model_factory", self.model_factory)
         options.update(overrides)
         evidence = self.trainer(
-            self.model_factory,
+            model_factory,
             self.batch_factory,
             self.loss_fn,
             self.optimizer_factory,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve
+from mlsmoke.overfit.verdict import curve, dropout
 from mlsmoke.overfit.verdict.gate_run import GateRun
 
 MIN_PROBE_SECONDS = 5.0
@@ -99,6 +99,18 @@ def without_target(run: GateRun, steps: int) -> Evidence:
             max_steps=steps,
             target_loss=float("-inf"),
             target_ratio=None,
+            timeout=probe_timeout(run),
+        ),
+    )
+
+
+def without_dropout(run: GateRun) -> Evidence:
+    """The same run with every dropout module at p = 0."""
+    return remember(
+        run,
+        "no-dropout",
+        lambda: run.probe(
+            model_factory=dropout.without_dropout(run.model_factory),
             timeout=probe_timeout(run),
         ),
     )

@@ -4,6 +4,7 @@ off while debugging (Karpathy's recipe)."""
 from __future__ import annotations
 
 from mlsmoke.overfit.verdict import forward_probes
+from mlsmoke.overfit.verdict.dropout import active_dropout
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Warning
 
@@ -15,11 +16,7 @@ def check(run: GateRun) -> list[Warning]:
     capture = forward_probes.capture_forward(run)
     if capture is None:
         return []
-    active = [
-        f"{name or 'model'} (p={module.p:g})"
-        for name, module in capture.model.named_modules()
-        if "Dropout" in type(module).__name__ and getattr(module, "p", 0) > 0
-    ]
+    active = [f"{name} (p={p:g})" for name, p in active_dropout(capture.model)]
     if not active:
         return []
     listed = ", ".join(active[:SHOWN]) + (

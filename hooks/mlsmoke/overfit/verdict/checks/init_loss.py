@@ -24,6 +24,7 @@ CODE = "init-loss"
 LOW, HIGH, SLACK = 0.6, 1.6, 0.3
 # How close a recomputed cross-entropy must be to the model's loss to be the same.
 RTOL, ATOL = 1e-3, 1e-4
+NEGATED = ", negated"
 
 
 def check(run: GateRun) -> list[Warning]:
@@ -37,6 +38,15 @@ def check(run: GateRun) -> list[Warning]:
     expected = math.log(classes)
     if not is_far(losses[0], expected):
         return []
+    if kind.endswith(NEGATED):
+        return [
+            Warning(
+                CODE,
+                f"the loss at init is {losses[0]:.4g}: the {classes}-class"
+                f" cross-entropy ({kind}) with its sign flipped, so minimizing it"
+                " makes the predictions worse; return the cross-entropy itself",
+            )
+        ]
     return [
         Warning(
             CODE,
@@ -96,7 +106,7 @@ def cross_entropy_kind(
         for kind, compute in _KINDS.items():
             value = float(compute(scores, labels))
             if math.isclose(abs(loss), abs(value), rel_tol=RTOL, abs_tol=ATOL):
-                return kind if loss * value >= 0 else f"{kind}, negated"
+                return kind if loss * value >= 0 else f"{kind}{NEGATED}"
     return None
 
 

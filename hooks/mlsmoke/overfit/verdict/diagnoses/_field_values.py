@@ -32,6 +32,17 @@ def float_class_targets(fields: Iterable[tuple[str, Any]]) -> list[tuple[str, An
     ]
 
 
+def ignored_targets(fields: Iterable[tuple[str, Any]]) -> list[tuple[str, int]]:
+    """Integer target fields in which every value is negative: no class index, only
+    the ignore index (-100) a loss skips; with their value."""
+    found = []
+    for name, value in fields:
+        if is_target_name(name) and _is_integer_tensor(value) and value.numel():
+            if bool((value < 0).all()):
+                found.append((name, int(value.max())))
+    return found
+
+
 def fields_beyond(
     fields: Iterable[tuple[str, Any]], size: int, index: int | None = None
 ) -> list[tuple[str, int]]:

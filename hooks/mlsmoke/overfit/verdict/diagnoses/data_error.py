@@ -44,6 +44,14 @@ _KINDS = (
         "{0} data where {1} is needed",
     ),
 )
+# Two dtypes torch could not mix, in its words, and the dtypes its names stand for.
+DTYPE_PAIR = r"expected scalar type (\w+) but found (\w+)"
+_TORCH_DTYPES = {
+    "Byte": "torch.uint8", "Char": "torch.int8", "Short": "torch.int16",
+    "Int": "torch.int32", "Long": "torch.int64", "Half": "torch.float16",
+    "BFloat16": "torch.bfloat16", "Float": "torch.float32", "Double": "torch.float64",
+    "Bool": "torch.bool",
+}  # fmt: skip
 # An index past a table's rows, in torch's words for indexing and embedding lookups.
 INDEX_BEYOND = (
     r"index (?P<index>-?\d+) is out of bounds for dimension \d+ with size (?P<size>\d+)"
@@ -137,13 +145,32 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     beyond = _ids_beyond_a_table(run)
     if beyond is not None:
         return beyond
-    kind = _data_problem(str(evidence.error))
+    kind = _mismatched_dtypes(run) or _data_problem(str(evidence.error))
     if kind is None and isinstance(evidence.error, KeyError):
         kind = f"a missing key: {evidence.error}"
     if kind is None:
         return _rejected_fields(run)
     named = set(re.findall(r"'(\w+)'", kind))
     return _report(run, f"the batch holds {kind} ({_errors.where(evidence)})", named)
+
+
+def _mismatched_dtypes(run: GateRun) -> str | None:
+    """Two dtypes an operation could not mix, told apart by the batch: the one a
+    batch field holds is the data's (torch names them in either order)."""
+    found = re.search(DTYPE_PAIR, _errors.message(run.evidence))
+    if found is None:
+        return None
+    held = {str(value.dtype) for _, value in _fields_of(run) if _is_tensor(value)}
+    first, second = found.groups()
+    if _TORCH_DTYPES.get(first) in held and _TORCH_DTYPES.get(second) not in held:
+        return f"{first} data where {second} is needed"
+    if _TORCH_DTYPES.get(second) in held and _TORCH_DTYPES.get(first) not in held:
+        return f"{second} data where {first} is needed"
+    return None
+
+
+def _is_tensor(value: Any) -> bool:
+    return isinstance(value, torch.Tensor)
 
 
 def _ids_beyond_a_table(run: GateRun) -> Diagnosis | None:

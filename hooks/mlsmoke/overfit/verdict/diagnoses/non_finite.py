@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve, forward_probes, probes
+from mlsmoke.overfit.verdict import batch_probes, curve, forward_probes, probes
+from mlsmoke.overfit.verdict.diagnoses import _field_values
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -74,6 +75,9 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if step is None:
         return None
     when = "at init" if step == 0 else f"at step {step}"
+    ignored = _ignored_targets(run) if step == 0 else []
+    if ignored:
+        return _nothing_to_predict(evidence, ignored)
     lines = [f"loss {evidence.losses[step]} {when}"]
     origin = forward_probes.nonfinite_origin(run) if step == 0 else None
     if origin is not None:
@@ -94,6 +98,33 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         suggestions = suggestions + TRAINING_SUGGESTIONS
     return Diagnosis(
         CODE, f"the loss is {evidence.losses[step]} {when}: {kind}", lines, suggestions
+    )
+
+
+def _ignored_targets(run: GateRun) -> list[tuple[str, int]]:
+    try:
+        fields = batch_probes.batch_fields(batch_probes.fresh_batch(run))
+    except Exception:
+        return []
+    return _field_values.ignored_targets(fields)
+
+
+def _nothing_to_predict(
+    evidence: Evidence, ignored: list[tuple[str, int]]
+) -> Diagnosis:
+    name, value = ignored[0]
+    return Diagnosis(
+        CODE,
+        f"the loss is {evidence.losses[0]} at init: every target in batch field"
+        f" {name} is {value}, the index a loss ignores, so it averages over zero"
+        " targets (0/0)",
+        [f"batch field {n}: every value is {v}" for n, v in ignored],
+        [
+            f"check the step that masks {name}: padding, truncation or a prompt mask"
+            " that covers every token (labels = -100 everywhere)",
+            "keep at least one real target per batch: longer sequences, or a"
+            " max_length that leaves room for the answer",
+        ],
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve, lr_range, probes
+from mlsmoke.overfit.verdict import curve, dropout, forward_probes, lr_range, probes
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -40,6 +40,9 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
     if not evidence.stopped_short():
         return None
+    held_back = _held_back_by_dropout(run)
+    if held_back is not None:
+        return held_back
     reading = curve.classify_curve(evidence.losses, evidence.target)
     if reading.shape not in (curve.PLATEAU, curve.FLOOR):
         return None
@@ -61,6 +64,36 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         f" {evidence.target:.4g}, {helps}",
         lines,
         SUGGESTIONS,
+    )
+
+
+def _held_back_by_dropout(run: GateRun) -> Diagnosis | None:
+    """Dropout is on, and the same run without it memorizes: the noise it adds, not
+    the model or the lr, keeps the batch from being learned."""
+    capture = forward_probes.capture_forward(run)
+    active = dropout.active_dropout(capture.model) if capture is not None else []
+    if not active or not probes.may_probe(run):
+        return None
+    free = probes.without_dropout(run)
+    if not probes.memorized(free):
+        return None
+    rates = ", ".join(f"{name} (p={p:g})" for name, p in active[:4])
+    more = f", and {len(active) - 4} more" if len(active) > 4 else ""
+    evidence = run.evidence
+    return Diagnosis(
+        CODE,
+        f"dropout keeps the model from memorizing: with every dropout at p = 0 the"
+        f" batch is memorized in {free.steps} steps",
+        [
+            f"the loss went from {evidence.losses[0]:.4g} to {evidence.losses[-1]:.4g}"
+            f" in {evidence.steps} steps with dropout on",
+            f"dropout modules: {rates}{more}",
+            f"without dropout: memorized in {free.steps} steps",
+        ],
+        [
+            "lower the dropout rate (0.1 is usual; 0.5 and above rarely trains well)",
+            "build the gate's model with dropout 0, and regularize once it memorizes",
+        ],
     )
 
 
