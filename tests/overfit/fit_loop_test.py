@@ -166,3 +166,13 @@ def test_a_scheduler_that_raises_is_named_as_the_lr_scheduler_step():
     assert result.diagnosis.code == "train-error"
     assert result.diagnosis.summary.startswith("the lr scheduler step raised")
     assert result.recipe == "AdamW lr 0.003 + OneCycleLR (from configure_optimizers)"
+
+
+def test_a_floor_from_a_strong_weight_decay_names_it():
+    def decay_10(params):
+        return torch.optim.AdamW(params, lr=3e-3, weight_decay=10)
+
+    result = _check(project.PlainClassifier, optimizer=decay_10)
+    assert result.diagnosis.code == "not-learning", result.report()
+    assert any("weight_decay 10" in line for line in result.diagnosis.evidence)
+    assert result.diagnosis.suggestions[0].startswith("lower weight_decay")

@@ -71,6 +71,12 @@ def project_adamw(params: Any) -> torch.optim.Optimizer:
 CORRECT = [
     Case("hf-hubert-audio", AUDIO, models.hubert_classifier, models.audio_batch),
     Case(
+        "hf-bert-gradient-checkpointing",
+        BERT,
+        models.bert_checkpointed,
+        text.classification_batch,
+    ),
+    Case(
         "hf-bert-padding-collator",
         BERT,
         models.bert_classifier,

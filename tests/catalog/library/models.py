@@ -57,6 +57,13 @@ def bert_classifier(**overrides: Any) -> BertForSequenceClassification:
     return BertForSequenceClassification(bert_config(**overrides))
 
 
+def bert_checkpointed() -> BertForSequenceClassification:
+    """Recomputes each layer's activations in backward to save memory."""
+    model = bert_classifier()
+    model.gradient_checkpointing_enable()
+    return model
+
+
 def gpt2_lm(**overrides: Any) -> GPT2LMHeadModel:
     settings = dict(
         vocab_size=text.VOCAB_SIZE,

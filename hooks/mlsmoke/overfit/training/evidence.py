@@ -102,6 +102,9 @@ class Evidence:
     scheduler: str | None = None  # the scheduler's class name
     lr_scale: float = 1.0  # a probe's factor on every lr of the recipe
     lrs: list[float] = field(default_factory=list)  # lr used at each update
+    weight_decay: float = 0.0  # the largest of the param groups
+    # Dropout modules that ran in training mode at the first step: name -> p.
+    dropout: dict[str, float] = field(default_factory=dict)
     unscheduled_lr: float | None = None  # Recipe.configured_lr, with a scheduler
     # The step a loss reached its target below zero; the run trained on from there
     # to show whether the loss is bounded (engine.BOUND_CHECK_STEPS).

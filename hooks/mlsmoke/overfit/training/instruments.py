@@ -39,6 +39,15 @@ class ModuleTrace:
         self.running: list[str] = []
         self.failed: str | None = None
         self.first_nonfinite: str | None = None
+        # Dropout modules that ran in training mode, with their rate.
+        self.dropout: dict[str, float] = {}
+
+
+def is_dropout(module: Any) -> bool:
+    """A dropout module of any kind (Dropout, Dropout2d, AlphaDropout, a library's)."""
+    return "Dropout" in type(module).__name__ and isinstance(
+        getattr(module, "p", None), (int, float)
+    )
 
 
 def _shapes(args: tuple, kwargs: dict) -> list[tuple[int, ...]]:
@@ -64,8 +73,14 @@ def _none_arguments(module: Any, args: tuple, kwargs: dict) -> list[str]:
 
 
 def _has_nonfinite(output: Any) -> bool:
+    """Whether a module's output holds NaN or Inf; computed without autograd, so the
+    check adds nothing to what the graph saves (gradient checkpointing recomputes
+    the forward without these hooks and compares what it saved)."""
     if isinstance(output, torch.Tensor):
-        return output.is_floating_point() and not bool(torch.isfinite(output).all())
+        if not output.is_floating_point():
+            return False
+        with torch.no_grad():
+            return not bool(torch.isfinite(output.detach()).all())
     if isinstance(output, (tuple, list)):
         return any(_has_nonfinite(item) for item in output)
     if isinstance(output, dict):
@@ -86,6 +101,8 @@ def traced_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
             trace.none_arguments[name] = _none_arguments(module, args, kwargs)
             trace.order.append(name)
             trace.running.append(name)
+            if is_dropout(module) and module.training and module.p > 0:
+                trace.dropout[name or "model"] = float(module.p)
 
         return hook
 

@@ -27,6 +27,7 @@ def traced_forward(run: TrainingRun) -> torch.Tensor:
     run.evidence.module_inputs = run.trace.inputs
     run.evidence.module_order = run.trace.order
     run.evidence.module_none_arguments = run.trace.none_arguments
+    run.evidence.dropout = run.trace.dropout
     record_unregistered(run, loss)
     return loss
 

@@ -84,6 +84,10 @@ def build_recipe(run: TrainingRun) -> Recipe:
     evidence = run.evidence
     evidence.lr, evidence.lr_scale = recipe.lr, run.lr_scale
     evidence.optimizer = type(recipe.optimizer).__name__
+    evidence.weight_decay = max(
+        float(group.get("weight_decay") or 0.0)
+        for group in recipe.optimizer.param_groups
+    )
     evidence.optimizer_source, evidence.scheduler = recipe.source, recipe.scheduler_name
     if recipe.scheduler is not None:
         evidence.unscheduled_lr = recipe.configured_lr

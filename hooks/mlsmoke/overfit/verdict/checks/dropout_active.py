@@ -3,7 +3,6 @@ off while debugging (Karpathy's recipe)."""
 
 from __future__ import annotations
 
-from mlsmoke.overfit.verdict import forward_probes
 from mlsmoke.overfit.verdict.dropout import active_dropout
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Warning
@@ -13,10 +12,7 @@ SHOWN = 4
 
 
 def check(run: GateRun) -> list[Warning]:
-    capture = forward_probes.capture_forward(run)
-    if capture is None:
-        return []
-    active = [f"{name} (p={p:g})" for name, p in active_dropout(capture.model)]
+    active = [f"{name} (p={p:g})" for name, p in active_dropout(run.evidence)]
     if not active:
         return []
     listed = ", ".join(active[:SHOWN]) + (

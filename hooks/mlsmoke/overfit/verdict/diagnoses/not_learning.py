@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve, dropout, forward_probes, lr_range, probes
+from mlsmoke.overfit.verdict import curve, dropout, lr_range, probes
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
 
 CODE = "not-learning"
 VANISHING = 1e-6
+STRONG_WEIGHT_DECAY = 1.0
 
 SUGGESTIONS = [
     "check that the loss is the right one for the task and the targets",
@@ -50,28 +51,46 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     tried = lr_range.lr_range_test(run).probes
     lines += [probes.describe_lr_result(probe) for probe in tried]
     helps = "and no learning rate probed helps" if tried else "(no lr probed)"
+    decay = _strong_weight_decay(evidence)
     if reading.shape == curve.FLOOR:
         return Diagnosis(
             CODE,
             f"the loss levels off at a floor of {reading.floor:.4g}, above the target"
             f" {evidence.target:.4g}, {helps}",
-            lines,
-            FLOOR_SUGGESTIONS + SUGGESTIONS[2:],
+            lines + decay,
+            _lower_decay(decay) + FLOOR_SUGGESTIONS + SUGGESTIONS[2:],
         )
     return Diagnosis(
         CODE,
         f"the loss plateaus at {curve.tail_level(evidence.losses):.4g} above the target"
         f" {evidence.target:.4g}, {helps}",
-        lines,
-        SUGGESTIONS,
+        lines + decay,
+        _lower_decay(decay) + SUGGESTIONS,
     )
+
+
+def _strong_weight_decay(evidence: Evidence) -> list[str]:
+    """The optimizer's weight decay, where it is strong enough to hold the weights
+    near 0 against the data term (0.01 to 0.1 is usual)."""
+    if evidence.weight_decay < STRONG_WEIGHT_DECAY:
+        return []
+    decay = f"{evidence.weight_decay:g}"
+    return [
+        f"the optimizer {evidence.optimizer} has weight_decay {decay}, strong enough"
+        " to pull the weights toward 0 faster than the loss can move them"
+    ]
+
+
+def _lower_decay(decay_lines: list[str]) -> list[str]:
+    if not decay_lines:
+        return []
+    return ["lower weight_decay to the usual 0.01 to 0.1 (AdamW) or 1e-4 (SGD)"]
 
 
 def _held_back_by_dropout(run: GateRun) -> Diagnosis | None:
     """Dropout is on, and the same run without it memorizes: the noise it adds, not
     the model or the lr, keeps the batch from being learned."""
-    capture = forward_probes.capture_forward(run)
-    active = dropout.active_dropout(capture.model) if capture is not None else []
+    active = dropout.active_dropout(run.evidence)
     if not active or not probes.may_probe(run):
         return None
     free = probes.without_dropout(run)
