@@ -295,3 +295,39 @@ def test_a_failed_write_leaves_the_script_and_no_temporary_file(
     )
     assert path.read_bytes() == LOOSE
     assert sorted(os.listdir()) == ["loose.sh", "pyproject.toml"]
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can chown"
+)
+def test_fix_as_root_keeps_the_owner_and_group_of_someone_elses_script() -> None:
+    path = write("theirs.sh", LOOSE)
+    os.chown(path, 65534, 65533)
+    path.chmod(0o4750)
+    assert main(["--fix", "theirs.sh"]) == 1
+    info = path.stat()
+    assert (info.st_uid, info.st_gid) == (65534, 65533)
+    assert stat.S_IMODE(info.st_mode) == 0o4750  # set after chown, which clears it
+    assert path.read_bytes() == LOOSE_FIXED
+
+
+def test_fix_writes_through_hard_links(capsys: pytest.CaptureFixture[str]) -> None:
+    path = write("a.sh", LOOSE + b"# a long tail the fix must not leave behind\n")
+    os.link(path, "b.sh")
+    inode = path.stat().st_ino
+    assert main(["--fix", "a.sh"]) == 1
+    fixed = LOOSE_FIXED + b"# a long tail the fix must not leave behind\n"
+    assert path.read_bytes() == fixed and Path("b.sh").read_bytes() == fixed
+    assert path.stat().st_ino == inode and path.stat().st_nlink == 2
+    assert sorted(os.listdir()) == ["a.sh", "b.sh", "pyproject.toml"]
+
+
+def test_a_shorter_rewrite_through_a_hard_link_leaves_no_old_tail(tmp_path: Path):
+    from mlsmoke import atomic
+
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"0123456789")
+    os.link(path, tmp_path / "b.txt")
+    atomic.write_atomically(path, b"abc", 0o600)
+    assert (tmp_path / "b.txt").read_bytes() == b"abc"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
