@@ -12,7 +12,7 @@ from pathlib import Path
 
 from mlsmoke.adopt import measure, report
 from mlsmoke.adopt.baselines import Project
-from mlsmoke.adopt.textfile import write_text
+from mlsmoke.adopt.textfile import write_all
 from mlsmoke.errors import EXIT_OK, UsageError
 
 
@@ -62,9 +62,7 @@ def update(project: Project, debt: dict) -> dict:
     for tool, failures in shrunk.items():
         if failures != debt[tool]:
             project.write(tool, failures)
-    for file in project.files():
-        if file.changed:
-            write_text(file)
+    write_all(project.files())
     removed = sum(len(debt[t]) - len(shrunk.get(t, {})) for t in debt)
     print(f"mlsmoke debt: {removed} file{'s' if removed != 1 else ''} left a baseline")
     return {tool: failures for tool, failures in shrunk.items() if failures}

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from mlsmoke.adopt import candidates, gate_setup, measure, own_hooks, report, standard
 from mlsmoke.adopt import flake8_config, tools, wiring
-from mlsmoke.adopt.baselines import BLACK, STRICT_MODE, Project
-from mlsmoke.adopt.textfile import write_text
+from mlsmoke.adopt.baselines import BLACK, FLAKE8, STRICT_MODE, Debt, Project
+from mlsmoke.adopt.textfile import check_all_writable, write_all
 from mlsmoke.adopt.yamltree import compose
 from mlsmoke.errors import EXIT_FAILED, EXIT_OK, UsageError
 from mlsmoke.new import find_template
@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise UsageError(f"{args.dir}: not a directory")
     project = Project.load(root)
     compose(project.config.text, project.name(project.config))  # fails before work
-    had_baselines = bool(project.config.original is not None and project.read())
+    kept = project.read() if project.config.original is not None else {}
     files = measure.repo_files(project)
     found = candidates.find(root, measure.files_for("flake8", files))
     gate = gate_setup.choose(project, found, args)
@@ -78,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "utf-8"
         )
     gate_setup.write(project, gate)
-    debt, checked, notes = _baseline(project, args, had_baselines)
+    debt, checked, notes = _baseline(project, args, {} if args.force else kept)
     changed = [project.name(file) for file in project.files() if file.changed]
     _finish(project, args)
     seconds = time.perf_counter() - started
@@ -89,17 +89,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
-def _baseline(project: Project, args: argparse.Namespace, had: bool):
-    """Measure and write the baselines; existing ones stay unless --force."""
-    if had and not args.force:
-        note = "baselines exist: kept (`mlsmoke debt --update` shrinks them)"
-        return project.read(), {}, [note]
+def _baseline(project: Project, args: argparse.Namespace, kept: Debt):
+    """Measure and write the baselines of the tools that have none; ``kept``, the
+    existing ones (all of them replaced with --force), stay as they are."""
+    notes = []
+    if kept:
+        notes.append("baselines exist: kept (`mlsmoke debt --update` shrinks them)")
     for tool in project.read():
-        project.write(tool, {})
-    project.flake8.text = flake8_config.write_baseline(project.flake8.text, {})
+        if tool not in kept:
+            project.write(tool, {})
+    if FLAKE8 not in kept:
+        project.flake8.text = flake8_config.write_baseline(project.flake8.text, {})
     if not args.dry_run:
-        _fix_first(project, args)
-    result = measure.measure(project)
+        _fix_first(project, args, kept)
+    result = measure.measure(project, _unmeasured(project, kept))
     if args.dry_run:  # the fixes would run first: not debt
         for asked, tool, verb in (
             (args.format, BLACK, "format"),
@@ -110,18 +113,31 @@ def _baseline(project: Project, args: argparse.Namespace, had: bool):
                 result.notes.append(f"{tool}: would {verb} {count} files")
     for tool, failures in result.debt.items():
         project.write(tool, failures)
-    return project.read(), result.checked, result.notes
+    return project.read(), result.checked, notes + result.notes
 
 
-def _fix_first(project: Project, args: argparse.Namespace) -> None:
+def _unmeasured(project: Project, kept: Debt) -> dict[str, list[str]] | None:
+    """Every file of each wired tool without a baseline (None: all tools)."""
+    if not kept:
+        return None
+    files = measure.repo_files(project)
+    return {
+        tool: measure.files_for(tool, files)
+        for tool in measure.wired_tools(project)
+        if tool not in kept
+    }
+
+
+def _fix_first(project: Project, args: argparse.Namespace, kept: Debt) -> None:
     """--format and --fix-scripts change files before the debt is measured."""
     only = {}
-    if args.format:
+    if args.format and BLACK not in kept:
         only[BLACK] = measure.files_for(BLACK, measure.repo_files(project))
-    if args.fix_scripts:
+    if args.fix_scripts and STRICT_MODE not in kept:
         only[STRICT_MODE] = measure.files_for(STRICT_MODE, measure.repo_files(project))
     if not only:
         return
+    check_all_writable(project.files())  # before the sources change, not after
     found = measure.measure(project, only).debt
     if BLACK in found:
         tools.format_with_black(project.root, sorted(found[BLACK]))
@@ -130,13 +146,12 @@ def _fix_first(project: Project, args: argparse.Namespace) -> None:
 
 
 def _finish(project: Project, args: argparse.Namespace) -> None:
+    if not args.dry_run:
+        write_all(project.files())
+        return
     for file in project.files():
-        if not file.changed:
-            continue
-        if args.dry_run:
+        if file.changed:
             print(file.diff(project.root), end="")
-        else:
-            write_text(file)
 
 
 def _summary(project, args, changed, gate, notes, debt, seconds: float) -> str:
