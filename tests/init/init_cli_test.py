@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from adoption import mlsmoke
 from legacy_repo import write_legacy_repo
 
@@ -104,3 +106,47 @@ def test_format_and_fix_scripts_fix_instead_of_baselining(tmp_path):
         .startswith("#!/bin/bash\nset -euo pipefail\n")
     )
     assert "def add(a, b):" in (repo / "src" / "legacy_pkg" / "utils.py").read_text()
+
+
+BASELINED_NUMBER = """
+[tool.mlsmoke.doctest]
+exclude = [
+    # mlsmoke baseline: files that failed doctest, the day the check was adopted.
+    "docs/usage.md",
+    5,
+]
+"""
+TABLE_TWICE = """
+[tool.mlsmoke.doctest]
+exclude = ["docs/usage.md"]
+
+[tool.mlsmoke.doctest]
+exclude = ["docs"]
+"""
+
+
+@pytest.mark.parametrize(
+    "added, message",
+    [
+        (
+            BASELINED_NUMBER,
+            "tool.mlsmoke.doctest.exclude: expected an array of strings",
+        ),
+        (TABLE_TWICE, "not valid TOML: Cannot declare ('tool', 'mlsmoke', 'doctest')"),
+    ],
+    ids=["number-in-baseline", "table-twice"],
+)
+def test_a_pyproject_the_hooks_reject_is_rejected_with_the_hooks_message(
+    tmp_path, added: str, message: str
+):
+    repo = legacy(tmp_path)
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + added)
+    commit_all(repo, "bad config")
+    hook = mlsmoke(repo, "doctest", "docs/usage.md")
+    assert hook.returncode == 2 and message in hook.stderr
+    said = hook.stderr.removeprefix("mlsmoke doctest: ")
+    for command in (["debt"], ["debt", "--update"], ["init"]):
+        ran = mlsmoke(repo, *command)
+        assert (ran.returncode, ran.stderr) == (2, f"mlsmoke {command[0]}: {said}")
+    assert git(repo, "status", "--porcelain") == ""

@@ -18,7 +18,9 @@ from mlsmoke.adopt import flake8_config, hook_baseline, marks, regexlist
 from mlsmoke.adopt import pyproject_edit as toml
 from mlsmoke.adopt.standard import CONFIG
 from mlsmoke.adopt.textfile import TextFile, read_text
+from mlsmoke.doctests import settings as doctest_settings
 from mlsmoke.errors import ConfigError
+from mlsmoke.strict_mode import settings as strict_mode_settings
 
 Failures = dict[str, list[str]]
 Debt = dict[str, Failures]
@@ -45,12 +47,18 @@ class Project:
 
     @classmethod
     def load(cls, root: Path) -> Project:
-        return cls(
+        """The project's files; ConfigError, with the hooks' own message, for a
+        pyproject.toml the hooks would reject (a baseline can only be edited in a
+        file they accept)."""
+        project = cls(
             root,
             read_text(root / CONFIG),
             read_text(flake8_config.find_config(root)),
             read_text(root / "pyproject.toml"),
         )
+        strict_mode_settings.load_settings(root)
+        doctest_settings.load_settings(root)
+        return project
 
     def files(self) -> list[TextFile]:
         return [self.config, self.flake8, self.pyproject]
