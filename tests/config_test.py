@@ -45,6 +45,14 @@ def test_validate_fills_defaults_and_keeps_given_values() -> None:
             "tool.mlsmoke.x.steps: expected a positive integer, got True",
         ),
         ({"lr": "fast"}, "tool.mlsmoke.x.lr: expected a positive number, got 'fast'"),
+        (
+            {"lr": float("inf")},
+            "tool.mlsmoke.x.lr: expected a positive, finite number, got inf",
+        ),
+        (
+            {"lr": float("nan")},
+            "tool.mlsmoke.x.lr: expected a positive, finite number, got nan",
+        ),
         ({"exclude": [1]}, "tool.mlsmoke.x.exclude: expected an array of strings"),
         ({"device": "tpu"}, "tool.mlsmoke.x.device: expected one of 'auto', 'cpu'"),
         (
@@ -131,3 +139,23 @@ def test_project_root_search_stops_at_the_git_root(tmp_path: Path) -> None:
     inner = repo / "sub"
     inner.mkdir()
     assert config.find_project_root(inner) == inner.resolve()
+
+
+@pytest.mark.parametrize(
+    "value", [0, -1, float("nan"), float("inf"), 1e300, 86400.001, True, "60"]
+)
+def test_a_timeout_is_seconds_up_to_a_day(value: object) -> None:
+    with pytest.raises(ConfigError) as raised:
+        config.timeout_seconds(value, "tool.mlsmoke.x.timeout")
+    assert str(raised.value) == (
+        "tool.mlsmoke.x.timeout: expected a finite number of seconds, above 0 and"
+        f" up to 86400 (a day), got {value!r}"
+    )
+    assert config.timeout_seconds(86400, "t") == 86400.0
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_finite_number_is_neither_nan_nor_infinite(value: float) -> None:
+    with pytest.raises(ConfigError, match="^t: expected a finite number, got "):
+        config.finite_number(value, "t")
+    assert config.finite_number(-2, "t") == -2.0

@@ -7,6 +7,7 @@ value is validated here, and every error message starts with the full key path
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -149,10 +150,38 @@ def positive_int(value: Any, path: str) -> int:
     return value
 
 
+def finite_number(value: Any, path: str) -> float:
+    """A number, not NaN nor an infinity: TOML allows ``nan`` and ``inf``, and no
+    comparison with NaN is ever true, so one would pass every check downstream."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{path}: expected a number, got {type_name(value)}")
+    if not math.isfinite(value):
+        raise ConfigError(f"{path}: expected a finite number, got {value!r}")
+    return float(value)
+
+
 def positive_number(value: Any, path: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise ConfigError(f"{path}: expected a positive number, got {value!r}")
+    if not math.isfinite(value):
+        raise ConfigError(f"{path}: expected a positive, finite number, got {value!r}")
     return float(value)
+
+
+# The longest time limit a hook accepts. Past it a limit means no limit, and the
+# clocks' arithmetic (threading's and faulthandler's) overflows long before inf.
+MAX_TIMEOUT = 86400.0
+
+
+def timeout_seconds(value: Any, path: str) -> float:
+    """A time limit: seconds above 0 and at most MAX_TIMEOUT."""
+    number = value if isinstance(value, (int, float)) else None
+    if isinstance(value, bool) or number is None or not 0 < number <= MAX_TIMEOUT:
+        raise ConfigError(
+            f"{path}: expected a finite number of seconds, above 0 and up to"
+            f" {MAX_TIMEOUT:g} (a day), got {value!r}"
+        )
+    return float(number)
 
 
 def one_of(*choices: str) -> Parser:

@@ -43,7 +43,8 @@ def test_values_are_read(tmp_path: Path) -> None:
         ),
         (
             "timeout = 0",
-            "tool.mlsmoke.doctest.timeout: expected a positive number, got 0",
+            "tool.mlsmoke.doctest.timeout: expected a finite number of seconds,"
+            " above 0 and up to 86400 (a day), got 0",
         ),
         (
             "optionflags = 3",

@@ -106,7 +106,25 @@ def test_a_project_optimizer_keeps_its_own_lr(tmp_path):
         (f"[tool.mlsmoke.overfit]\n{GATE}[tool.mlsmoke.overfit.tiers.pr]\nlr = 1\n",
          "tool.mlsmoke.overfit.tiers.pr.lr: unknown key"),
         (f"[tool.mlsmoke.overfit.a]\n{GATE}seed = -1\n",
-         "tool.mlsmoke.overfit.a.seed: expected an integer >= 0"),
+         "tool.mlsmoke.overfit.a.seed: expected an integer from 0 to 4294967295"),
+        (f"[tool.mlsmoke.overfit.a]\n{GATE}seed = 4294967296\n",
+         "tool.mlsmoke.overfit.a.seed: expected an integer from 0 to 4294967295,"
+         " got 4294967296"),
+        (f"[tool.mlsmoke.overfit]\n{GATE}target-ratio = nan\n",
+         "tool.mlsmoke.overfit.target-ratio: expected a fraction between 0 and 1,"
+         " got nan"),
+        (f"[tool.mlsmoke.overfit]\n{GATE}target-loss = nan\n",
+         "tool.mlsmoke.overfit.target-loss: expected a finite number, got nan"),
+        (f"[tool.mlsmoke.overfit]\n{GATE}target-loss = inf\n",
+         "tool.mlsmoke.overfit.target-loss: expected a finite number, got inf"),
+        (f"[tool.mlsmoke.overfit]\n{GATE}lr = nan\n",
+         "tool.mlsmoke.overfit.lr: expected a positive, finite number, got nan"),
+        (f"[tool.mlsmoke.overfit]\n{GATE}timeout = 86400.5\n",
+         "tool.mlsmoke.overfit.timeout: expected a finite number of seconds, above 0"
+         " and up to 86400 (a day), got 86400.5"),
+        (f"[tool.mlsmoke.overfit]\n{GATE}[tool.mlsmoke.overfit.tiers.x]\n"
+         "timeout = nan\n",
+         "tool.mlsmoke.overfit.tiers.x.timeout: expected a finite number of seconds"),
         (f"[tool.mlsmoke.overfit.a]\n{GATE}[tool.mlsmoke.overfit.a.b]\nx = 1\n",
          "tool.mlsmoke.overfit.a.b: unknown key; gates do not nest"),
         ("[tool.mlsmoke.overfit]\nmodel = { a = 1 }\n",
@@ -136,6 +154,12 @@ def test_unknown_tier_and_gate_are_usage_errors(tmp_path):
         UsageError, match="--gate lm: no such gate; the gates are: default"
     ):
         select_gates([gate], "lm")
+
+
+def test_the_longest_timeout_and_the_largest_seed_are_accepted(tmp_path):
+    toml = f"[tool.mlsmoke.overfit]\n{GATE}timeout = 86400\nseed = 4294967295\n"
+    (gate,) = gates(tmp_path, toml)
+    assert (gate.timeout, gate.seed) == (86400.0, 2**32 - 1)
 
 
 def test_a_tier_of_the_projects_own(tmp_path):

@@ -45,7 +45,7 @@ SCHEMA = {
     "exclude": config.Key(_globs, (), "globs of paths, from the project root, to skip"),
     "python": config.Key(config.string, None, "the project's interpreter"),
     "timeout": config.Key(
-        config.positive_number,
+        config.timeout_seconds,
         DEFAULT_TIMEOUT,
         "seconds each file's examples may take, its import included",
     ),

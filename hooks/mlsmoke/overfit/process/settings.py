@@ -72,30 +72,37 @@ def device_name(value: Any, path: str) -> str:
     )
 
 
-def non_negative_int(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(f"{path}: expected an integer >= 0, got {value!r}")
+# The seeds numpy accepts (np.random.seed); Python's and torch's take these too.
+MAX_SEED = 2**32 - 1
+
+
+def seed_value(value: Any, path: str) -> int:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 0 <= value <= MAX_SEED
+    ):
+        raise ConfigError(
+            f"{path}: expected an integer from 0 to {MAX_SEED}, got {value!r}"
+        )
     return value
 
 
 def ratio(value: Any, path: str) -> float:
-    number = config.positive_number(value, path)
-    if number >= 1:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0 < value < 1
+    ):
         raise ConfigError(f"{path}: expected a fraction between 0 and 1, got {value!r}")
-    return number
-
-
-def number(value: Any, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{path}: expected a number, got {config.type_name(value)}")
     return float(value)
 
 
 TIER_SCHEMA: dict[str, Key] = {
     "max-steps": Key(config.positive_int),
-    "target-loss": Key(number),
+    "target-loss": Key(config.finite_number),
     "target-ratio": Key(ratio),
-    "timeout": Key(config.positive_number),
+    "timeout": Key(config.timeout_seconds),
 }
 
 GATE_SCHEMA: dict[str, Key] = {
@@ -106,7 +113,7 @@ GATE_SCHEMA: dict[str, Key] = {
     "lr": Key(config.positive_number),
     **TIER_SCHEMA,
     "device": Key(device_name),
-    "seed": Key(non_negative_int),
+    "seed": Key(seed_value),
     "watch": Key(config.string_list),
     "python": Key(config.string),
 }
