@@ -84,7 +84,7 @@ class Project:
     def read(self) -> Debt:
         """Every baseline: tool -> path -> codes (empty tools left out)."""
         debt: Debt = {}
-        baseline = flake8_config.split_per_file(self.flake8.text)[1]
+        baseline = flake8_config.split_per_file(self.flake8.text, self.root)[1]
         debt[FLAKE8] = baseline
         debt[BLACK] = {path: [] for path in self._black_paths()}
         for tool, table in TOML_ARRAYS.items():

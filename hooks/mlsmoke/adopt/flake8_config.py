@@ -8,11 +8,15 @@ file listing the codes it violates (configparser drops comments inside a value):
         __init__.py:F401
         # mlsmoke baseline: ...
         src/legacy.py:E501,F401
+
+flake8 splits that value at whitespace, commas and colons and matches each name with
+fnmatch, so a baseline line names its file as a pattern (:func:`to_pattern`).
 """
 
 from __future__ import annotations
 
 import configparser
+import glob
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,6 +31,29 @@ PER_FILE = "per-file-ignores"
 BLACK_COMPATIBLE = {"max-line-length": "88", "extend-ignore": "E203,E701"}
 _HEADER = re.compile(r"^\[([^\]]+)\]\s*$")
 _KEY = re.compile(r"^([A-Za-z0-9_.-]+)\s*[=:]")
+_GLOB_CHARACTER = re.compile(r"([*?[])")
+_SPLITS_A_NAME = re.compile(r"[\s,:]")  # where flake8 ends a per-file-ignores name
+_ESCAPED = re.compile(r"\[([*?[])\]")
+
+
+def to_pattern(path: str) -> str:
+    """``path`` as flake8 matches it and that file only: glob characters escaped, a
+    character flake8 would split the name at matched by ``?``, and a file at the
+    root anchored there with ``./`` (a bare name matches that name in any directory,
+    and a line starting with ``#`` or ``;`` would be a comment)."""
+    pattern = _SPLITS_A_NAME.sub("?", _GLOB_CHARACTER.sub(r"[\1]", path))
+    return pattern if "/" in pattern and pattern[0] not in "#;" else "./" + pattern
+
+
+def from_pattern(pattern: str, root: Path | None = None) -> str:
+    """The path :func:`to_pattern` wrote ``pattern`` for; a ``?`` it put for a space
+    or a comma is read back from the file under ``root`` that it matches."""
+    name = pattern.removeprefix("./")
+    if _GLOB_CHARACTER.search(_ESCAPED.sub("", name)) and root is not None:
+        found = sorted(glob.glob(name, root_dir=root))
+        if found:
+            return found[0]
+    return _ESCAPED.sub(r"\1", name)
 
 
 def find_config(root: Path) -> Path:
@@ -87,8 +114,11 @@ def _comment(line: str) -> bool:
     return line.lstrip().startswith(("#", ";"))
 
 
-def split_per_file(text: str) -> tuple[list[str], dict[str, list[str]]]:
-    """The user's own per-file-ignores entries, and the baseline: path -> codes."""
+def split_per_file(
+    text: str, root: Path | None = None
+) -> tuple[list[str], dict[str, list[str]]]:
+    """The user's own per-file-ignores entries, and the baseline: path -> codes (the
+    files of ``root`` that a ``?`` in a baseline pattern stands for)."""
     span = _section_range(text)
     if span is None:
         return [], {}
@@ -102,8 +132,8 @@ def split_per_file(text: str) -> tuple[list[str], dict[str, list[str]]]:
     own = _entries(value if marker is None else value[:marker])
     baseline = {}
     for entry in _entries(value[marker:] if marker is not None else []):
-        path, _, codes = entry.rpartition(":")
-        baseline[path] = [code for code in codes.split(",") if code]
+        pattern, _, codes = entry.rpartition(":")
+        baseline[from_pattern(pattern, root)] = [c for c in codes.split(",") if c]
     return own, baseline
 
 
@@ -127,7 +157,8 @@ def write_baseline(
     first, last = _key_lines(lines, start, end, PER_FILE)
     block = [f"    {line}" for line in marks.comment("flake8 codes each file violated")]
     block += [
-        f"    {path}:{','.join(codes)}" for path, codes in sorted(baseline.items())
+        f"    {to_pattern(path)}:{','.join(codes)}"
+        for path, codes in sorted(baseline.items())
     ]
     if first < 0:
         if baseline:
