@@ -5,6 +5,7 @@ the shortcut or says so; it never passes a gate that did not run on this code.""
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 
@@ -180,3 +181,27 @@ def test_a_full_disk_runs_the_gate_and_leaves_no_partial_entry(tmp_path, mounted
     assert cache_entries(root) == [] and leftovers(root) == []
     filler.unlink()
     assert run(root, "overfit").code == 0 and len(cache_entries(root)) == 1
+
+
+def test_an_edit_in_a_package_linked_into_the_project_is_not_served_cached(tmp_path):
+    # A monorepo's layout: the model package is a symlink git lists as one file.
+    root, shared = tmp_path / "project", tmp_path / "shared"
+    make_project(root)
+    shared.mkdir()
+    (shared / "__init__.py").write_text("")
+    (root / "overfit_models.py").rename(shared / "overfit_models.py")
+    (root / "models").symlink_to(shared, target_is_directory=True)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace('"overfit_models:', '"models.overfit_models:')
+    )
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    assert run(root, "overfit").code == 0
+    assert CACHED in run(root, "overfit").stdout
+    models = root / "models" / "overfit_models.py"
+    models.write_text(
+        models.read_text().replace("torch.arange(16) % 4", "torch.arange(16) % 4 + 4")
+    )  # labels out of range: the model no longer trains
+    broken = run(root, "overfit")
+    assert broken.code == 1 and "FAIL" in broken.stdout, broken.output

@@ -279,3 +279,34 @@ def test_project_modules_are_the_imported_files_under_the_root(tmp_path, monkeyp
     finally:
         for name in ["pkg", "pkg.model", "dep"]:
             sys.modules.pop(name, None)
+
+
+def test_a_package_linked_into_the_project_is_recorded_under_the_root(
+    tmp_path, monkeypatch
+):
+    root, shared = tmp_path / "project", tmp_path / "shared"
+    project(shared, ["__init__.py", "model.py"])
+    root.mkdir()
+    (root / "pkg").symlink_to(shared, target_is_directory=True)  # a monorepo's link
+    monkeypatch.syspath_prepend(str(root))
+    for name in ["pkg", "pkg.model"]:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    importlib.import_module("pkg.model")
+    try:
+        assert project_modules(root) == ["pkg/__init__.py", "pkg/model.py"]
+    finally:
+        for name in ["pkg", "pkg.model"]:
+            sys.modules.pop(name, None)
+    sources = {"pkg/model.py": cache_module.file_digest(root / "pkg/model.py")}
+    assert cache_module.sources_unchanged(root, sources)
+    (shared / "model.py").write_text("# edited through the link's target\n")
+    assert not cache_module.sources_unchanged(root, sources)
+
+
+def test_a_linked_directory_is_watched_by_where_it_points(tmp_path):
+    project(tmp_path, ["a/model.py", "b/model.py", "main.py"])
+    (tmp_path / "pkg").symlink_to("a", target_is_directory=True)
+    before = files_digest(tmp_path, ["main.py", "pkg"])
+    (tmp_path / "pkg").unlink()
+    (tmp_path / "pkg").symlink_to("b", target_is_directory=True)
+    assert files_digest(tmp_path, ["main.py", "pkg"]) != before

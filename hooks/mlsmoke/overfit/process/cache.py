@@ -112,11 +112,23 @@ def files_digest(root: Path, names: Sequence[str]) -> str:
 
 def file_digest(path: Path) -> str:
     """The sha256 of ``path``'s bytes; "missing" when it cannot be read (deleted but
-    still tracked: a change like any other)."""
+    still tracked: a change like any other). A symlink to a directory, which git lists
+    as one file, is where it points: the files under it that the gate imports are
+    recorded on their own."""
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
+    except IsADirectoryError:
+        return _link_digest(path)
     except OSError:
         return "missing"
+
+
+def _link_digest(path: Path) -> str:
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return "directory"
+    return "link:" + hashlib.sha256(os.fsencode(target)).hexdigest()
 
 
 def sources_unchanged(root: Path, sources: dict[str, str]) -> bool:

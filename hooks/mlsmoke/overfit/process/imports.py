@@ -4,10 +4,15 @@ Read in the worker after the gate ran, from ``sys.modules``: every module whose 
 lies under the project root, except virtualenvs, installed packages and mlsmoke itself.
 The cache records these files with their content, so a change to any of them
 invalidates a pass even when ``watch`` does not name them.
+
+A file is recorded by the path it was imported through: a package that is a symlink
+in the project (a monorepo's shared code) is the project's code, though its files
+resolve to elsewhere; the cache reads them through the link.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -29,13 +34,21 @@ def project_modules(root: Path) -> list[str]:
         name = getattr(module, "__file__", None)
         if not isinstance(name, str) or not Path(name).is_absolute():
             continue  # built-in, frozen, a namespace package, or a made-up name
-        path = Path(name).resolve()
-        if path.is_file() and _is_project_file(path, root, outside):
-            found.add(path.relative_to(root).as_posix())
+        imported, real = Path(os.path.normpath(name)), Path(name).resolve()
+        for path in (imported, real):
+            if real.is_file() and _is_project_file(path, root, outside, real):
+                found.add(path.relative_to(root).as_posix())
+                break
     return sorted(found)
 
 
-def _is_project_file(path: Path, root: Path, outside: list[Path]) -> bool:
-    if not path.is_relative_to(root) or _INSTALLED & set(path.parts):
+def _is_project_file(path: Path, root: Path, outside: list[Path], real: Path) -> bool:
+    """Whether ``path`` (a name of the file ``real``) is the project's own file."""
+    if not path.is_relative_to(root):
         return False
-    return not any(path.is_relative_to(directory) for directory in outside)
+    for name in (path, real):  # a venv or site-packages linked in is still not ours
+        if _INSTALLED & set(name.parts):
+            return False
+        if any(name.is_relative_to(directory) for directory in outside):
+            return False
+    return True
