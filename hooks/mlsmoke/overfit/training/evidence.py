@@ -103,6 +103,9 @@ class Evidence:
     lr_scale: float = 1.0  # a probe's factor on every lr of the recipe
     lrs: list[float] = field(default_factory=list)  # lr used at each update
     weight_decay: float = 0.0  # the largest of the param groups
+    # What the first forward and loss warned (first lines), e.g. a loss broadcasting
+    # its target against the output.
+    forward_warnings: list[str] = field(default_factory=list)
     # Dropout modules that ran in training mode at the first step: name -> p.
     dropout: dict[str, float] = field(default_factory=dict)
     unscheduled_lr: float | None = None  # Recipe.configured_lr, with a scheduler

@@ -5,6 +5,8 @@ project's error."""
 
 from __future__ import annotations
 
+import warnings
+
 import math
 from typing import Any
 
@@ -22,14 +24,34 @@ from mlsmoke.overfit.training.run_state import TrainingRun
 def traced_forward(run: TrainingRun) -> torch.Tensor:
     """The first forward pass, under hooks that record each module's input shapes
     and the order they ran in (``run.trace`` also names the module that raised)."""
-    with instruments.traced_modules(run.model) as run.trace:
-        loss = run.forward()
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with instruments.traced_modules(run.model) as run.trace:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                loss = run.forward()
+    finally:
+        run.evidence.forward_warnings = _replayed(caught)
     run.evidence.module_inputs = run.trace.inputs
     run.evidence.module_order = run.trace.order
     run.evidence.module_none_arguments = run.trace.none_arguments
     run.evidence.dropout = run.trace.dropout
     record_unregistered(run, loss)
     return loss
+
+
+def _replayed(caught: list[warnings.WarningMessage]) -> list[str]:
+    """The first line of each warning the first forward and loss raised, once each;
+    the warnings are issued again, so the project's output still shows them."""
+    texts: list[str] = []
+    for warning in caught:
+        warnings.warn_explicit(
+            warning.message, warning.category, warning.filename, warning.lineno
+        )
+        text = (str(warning.message).strip().splitlines() or [""])[0]
+        if text and text not in texts:
+            texts.append(text)
+    return texts
 
 
 def record_optimizer_coverage(run: TrainingRun, optimizer: Any) -> None:

@@ -75,7 +75,8 @@ def classify_curve(losses: Sequence[float], target: float | None) -> CurveReadin
             f"the loss grew from {initial:.4g} to {peak:.4g} "
             f"at step {losses.index(peak)}",
         )
-    if is_unbounded_below(losses):
+    negative_target = target is not None and target < 0  # declared: may go negative
+    if is_unbounded_below(losses) and not negative_target:
         return CurveReading(
             UNBOUNDED_BELOW,
             f"the loss fell below zero, from {initial:.4g} to {losses[-1]:.4g}, "

@@ -6,7 +6,8 @@ dimension in ``forward``).
 Found by perturbation, which covers every input type: token ids are replaced by other
 ids the batch holds, floats get noise. Checked for several i, not only the first (some
 bugs leave sample 0 alone): one eval forward per i with every other sample changed,
-then at most a few more to name a j.
+then at most a few more to name a j. A batch that carries an input over pairs of
+its samples (a (B, B) adjacency) relates them on purpose, and is not checked.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def check(run: GateRun) -> list[Warning]:
     if again is None or not _close(again, base):
         return []  # eval mode is not reproducible: nondeterministic-batch's question
     samples = int(base.shape[0])
+    if _relates_samples(capture, samples):
+        return []  # a graph over the batch's samples: they are meant to interact
     for i in sample_indices(samples):
         others = [j for j in range(samples) if j != i]
         if not moves(capture, base, i, others):
@@ -56,6 +59,18 @@ def check(run: GateRun) -> list[Warning]:
             )
         ]
     return []
+
+
+def _relates_samples(capture: forward_probes.ForwardCapture, samples: int) -> bool:
+    """An input indexed by two samples, (B, B, ...): an adjacency or attention mask
+    over the batch, given so that samples see each other (a graph network)."""
+    inputs = list(capture.args) + list(capture.kwargs.values())
+    return any(
+        isinstance(value, torch.Tensor)
+        and value.dim() >= 2
+        and tuple(value.shape[:2]) == (samples, samples)
+        for value in inputs
+    )
 
 
 def sample_indices(samples: int) -> list[int]:

@@ -92,6 +92,13 @@ def is_torch_error(evidence: Evidence) -> bool:
     return evidence.error is not None and not isinstance(evidence.error, ProjectProblem)
 
 
+def problem_code(evidence: Evidence) -> str | None:
+    """The code of a problem mlsmoke found in what the project gave (None for an error
+    the project's code raised)."""
+    error = evidence.error
+    return error.code if isinstance(error, ProjectProblem) else None
+
+
 def raised_in_forward(evidence: Evidence) -> bool:
     """The project's code raised during the forward pass or the loss."""
     return is_torch_error(evidence) and evidence.phase in ("forward", "loss")

@@ -30,6 +30,17 @@ SUGGESTIONS = [
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
+    if _errors.problem_code(evidence) == "loss-not-scalar":
+        return Diagnosis(
+            CODE,
+            "the loss is not a scalar: one value per sample (or per element) was"
+            " never reduced",
+            [str(evidence.error)],
+            ["reduce the loss to one number: .mean() (or reduction='mean')"]
+            + SUGGESTIONS[2:],
+        )
+    if evidence.error is None and not evidence.memorized:
+        return _shape_warning(run)
     if not _errors.raised_in_forward(evidence):
         return None
     # torch's own messages are extra evidence; the rule is a size check that failed
@@ -48,6 +59,34 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     else:
         lines += _trail(evidence)
     return Diagnosis(CODE, f"shapes do not match in {place}", lines, SUGGESTIONS)
+
+
+def _shape_warning(run: GateRun) -> Diagnosis | None:
+    """The run trained but did not memorize, and the first forward or loss warned of
+    mismatched sizes (a loss broadcasting a (B,) target against (B, 1) outputs): the
+    shapes, not the optimizer, decide what it learns."""
+    evidence = run.evidence
+    warned = [w for w in evidence.forward_warnings if _errors.speaks_of_shapes(w)]
+    if not warned:
+        return None
+    return Diagnosis(
+        CODE,
+        "shapes do not match: the first forward pass warned of mismatched sizes,"
+        " and the run did not memorize",
+        [f"warned: {text}" for text in warned]
+        + [
+            f"the loss went from {evidence.losses[0]:.4g} to"
+            f" {evidence.losses[-1]:.4g} in {evidence.steps} steps, target"
+            f" {evidence.target:.4g}"
+        ]
+        + _loss_inputs(run),
+        [
+            "make the output and the target the same shape before the loss"
+            " (squeeze(-1) a (B, 1) output, or unsqueeze the (B,) target):"
+            " broadcasting compares every output with every target",
+        ]
+        + SUGGESTIONS[:1],
+    )
 
 
 def _trail(evidence: Evidence) -> list[str]:

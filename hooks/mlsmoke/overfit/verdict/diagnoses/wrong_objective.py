@@ -8,9 +8,11 @@ with a learned variance) says so with a target-loss below zero."""
 from __future__ import annotations
 
 import math
+import re
 
 from mlsmoke.overfit.training.evidence import ProjectProblem
 from mlsmoke.overfit.verdict import curve, lr_range, probes
+from mlsmoke.overfit.verdict.diagnoses import _errors
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -19,6 +21,8 @@ CODE = "wrong-objective"
 # A negative initial loss cannot be scaled by target-ratio; the engine says so.
 NEGATIVE_INITIAL = "target-ratio-undefined"
 PROBE_STEPS = 30
+# A loss that takes probabilities, in torch's words, given something else.
+PROBABILITIES_EXPECTED = r"\binput\w* should be between 0 and 1"
 
 SUGGESTIONS = [
     "check the sign of the loss: minimize cross-entropy, not its negative",
@@ -35,6 +39,10 @@ NEGATIVE_ALLOWED = (
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
+    if _errors.raised_in_forward(evidence) and re.search(
+        PROBABILITIES_EXPECTED, _errors.message(evidence), re.IGNORECASE
+    ):
+        return _scores_for_probabilities(run)
     if _negative_at_init(run):
         return _falls_without_bound(run)
     if evidence.bound_check_from is not None and evidence.error is None:
@@ -66,6 +74,24 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         " the loss instead of descending it",
         lines,
         SUGGESTIONS,
+    )
+
+
+def _scores_for_probabilities(run: GateRun) -> Diagnosis:
+    evidence = run.evidence
+    return Diagnosis(
+        CODE,
+        "the loss takes probabilities in [0, 1] and was given scores outside that"
+        " range: raw logits where a sigmoid or softmax was meant, or the wrong loss",
+        [f"{_errors.where(evidence)} raised {_errors.raised(evidence)}"]
+        + ([evidence.user_traceback] if evidence.user_traceback else []),
+        [
+            "give raw logits to the loss that applies the sigmoid itself:"
+            " binary_cross_entropy_with_logits (BCEWithLogitsLoss), or cross_entropy"
+            " for classes",
+            "or apply torch.sigmoid to the logits before binary_cross_entropy (less"
+            " stable)",
+        ],
     )
 
 
