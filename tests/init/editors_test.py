@@ -160,6 +160,20 @@ def test_toml_array_keeps_the_teams_entries_and_round_trips():
     assert data["tool"]["mlsmoke"]["strict-mode"]["exclude"] == ["vendor/**", "/old.sh"]
 
 
+@pytest.mark.parametrize("after", ["", "\n[tool.isort]\nprofile = 'black'\n"])
+def test_a_table_left_empty_by_a_removed_baseline_goes_with_it(after: str):
+    block = toml.array_block("exclude", [], ["a.md"], "files")
+    table = "\n".join(["", "[tool.mlsmoke.doctest]", *block, ""])
+    text = PYPROJECT + table + after
+    removed = toml.set_key(text, "p", "tool.mlsmoke.doctest", "exclude", [])
+    assert removed == PYPROJECT + after
+    kept = toml.set_key(
+        PYPROJECT, "p", "tool.black", "force-exclude", ["force-exclude = 'x'"]
+    )
+    removed = toml.set_key(kept, "p", "tool.black", "force-exclude", [])
+    assert removed == PYPROJECT  # line-length stays, and so does [tool.black]
+
+
 def test_toml_new_table_goes_at_the_end_and_inline_tables_are_refused():
     text = toml.set_key(
         PYPROJECT, "p", "tool.mlsmoke.doctest", "exclude", ['exclude = ["a.md"]']

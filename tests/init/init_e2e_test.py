@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from adoption import PROJECT_ENV, Adopted, PreCommit, mlsmoke
+from legacy_repo import PYPROJECT
 
 from gitrepo import commit_all, git
 from mlsmoke.adopt.baselines import Project
@@ -102,7 +103,7 @@ def test_fixing_one_file_shrinks_the_baseline_by_exactly_that_file(
         for tool, files in before.items()
     }
     assert after == {tool: files for tool, files in expected.items() if files}
-    assert "2 files left a baseline" in ran.stdout  # strict mode and shellcheck
+    assert "1 file left a baseline" in ran.stdout  # strict mode's and shellcheck's
     commit_all(adopted_copy.path, "fix train.sh")
     ran = pre_commit(adopted_copy, "--all-files")
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -143,3 +144,17 @@ def test_the_printed_black_command_formats_and_removes_black_s_baseline(
     after = Project.load(adopted_copy.path).read()
     assert "black" not in after
     assert "src/legacy_pkg/utils.py" not in after["flake8"]  # black fixed those too
+
+
+def test_emptied_baselines_leave_no_empty_tables_and_files_are_counted_once(
+    adopted_copy: Adopted,
+):
+    """utils.py leaves black's, flake8's and doctest's baselines, usage.md doctest's:
+    two files; [tool.black] and [tool.mlsmoke.doctest] held only baselines."""
+    git(adopted_copy.path, "rm", "-q", "src/legacy_pkg/utils.py", "docs/usage.md")
+    ran = mlsmoke(adopted_copy.path, "debt", "--update")
+    assert ran.returncode == 0, ran.stderr
+    assert "mlsmoke debt: 2 files left a baseline" in ran.stdout
+    text = (adopted_copy.path / "pyproject.toml").read_text()
+    assert "[tool.black]" not in text and "[tool.mlsmoke.doctest]" not in text
+    assert text.startswith(PYPROJECT) and "\n\n\n" not in text

@@ -94,6 +94,8 @@ def set_key(text: str, name: str, table: str, key: str, block: Sequence[str]) ->
     found = key_span(text, table, key)
     if found is not None:
         lines[found[0] : found[2]] = block
+        if not block:
+            _drop_if_empty(lines, table)
     elif block:
         span = _table_span(lines, table)
         if span is None:
@@ -115,6 +117,18 @@ def set_key(text: str, name: str, table: str, key: str, block: Sequence[str]) ->
     result = "\n".join(lines) + "\n" if lines else ""
     parse(result, name)
     return result
+
+
+def _drop_if_empty(lines: list[str], table: str) -> None:
+    """Remove ``[table]`` when nothing but blank lines is left in it (its last key
+    was a baseline), with the blank line that set it apart at the end of the file."""
+    span = _table_span(lines, table)
+    if span is None or any(line.strip() for line in lines[span[0] + 1 : span[1]]):
+        return
+    start, end = span
+    if end == len(lines) and start > 0 and not lines[start - 1].strip():
+        start -= 1
+    del lines[start:end]
 
 
 def string_line(key: str, value: str) -> str:
