@@ -89,7 +89,7 @@ def changed_by_fixer(root: Path, files: Sequence[str], module: str) -> Failures:
     return failing
 
 
-_REFORMAT = re.compile(r"^(?:would reformat|error: cannot format) (.+?)(?::.*)?$")
+_REFORMAT = re.compile(r"^(?:would reformat|error: cannot format) (.+)$")
 
 
 def black(root: Path, files: Sequence[str], own_force_exclude: str | None) -> Failures:
@@ -102,8 +102,17 @@ def black(root: Path, files: Sequence[str], own_force_exclude: str | None) -> Fa
         for line in ran.stderr.splitlines():
             match = _REFORMAT.match(line.strip())
             if match:
-                failing[_relative(match.group(1), root)] = []
+                failing[_file_named(_relative(match.group(1), root), chunk)] = []
     return failing
+
+
+def _file_named(shown: str, files: Sequence[str]) -> str:
+    """The file a black line names: ``error: cannot format`` goes on with ``: why``,
+    and a file's name may hold a colon itself, so the longest name given that fits."""
+    for name in sorted(files, key=len, reverse=True):
+        if shown == name or shown.startswith(name + ":"):
+            return name
+    return shown.split(":", 1)[0]
 
 
 def format_with_black(root: Path, files: Sequence[str]) -> None:
