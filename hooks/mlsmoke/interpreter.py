@@ -22,7 +22,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import mlsmoke
@@ -48,7 +48,11 @@ for name in sys.argv[1:]:
             found[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             found[name] = ""
-print(json.dumps({"found": found, "version": list(sys.version_info[:3])}))
+import os, site
+path = [p for p in sys.path if os.path.isabs(p) and os.path.isdir(p)]
+if site.ENABLE_USER_SITE:  # where a `pip install --user` would put what is missing
+    path.append(site.getusersitepackages())
+print(json.dumps({"found": found, "version": list(sys.version_info[:3]), "path": path}))
 """
 
 # The child dies with the hook: on Linux its parent-death signal is SIGKILL, so even a
@@ -83,11 +87,17 @@ runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 @dataclass(frozen=True)
 class Interpreter:
-    """A Python interpreter, where it was found, and the probed modules' versions."""
+    """A Python interpreter, where it was found, and the probed modules' versions.
+
+    ``passed_over`` stamps the import directories of the discovered candidates tried
+    before it, which could not import the modules: while they are unchanged, the
+    same search would choose this interpreter again (see :func:`still_passed_over`).
+    """
 
     path: Path
     origin: str
     modules: Mapping[str, str]
+    passed_over: Mapping[str, list[int] | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -128,20 +138,66 @@ def find_project_interpreter(
     environ: Mapping[str, str] | None = None,
 ) -> Interpreter:
     """The project's interpreter that can import ``requires``, or EnvironmentProblem."""
+    return first_that_imports(project_candidates(root, configured, environ), requires)
+
+
+def project_candidates(
+    root: Path,
+    configured: tuple[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[Candidate]:
+    """The interpreters :func:`find_project_interpreter` would try, found without
+    starting any: cheap enough for a cache key."""
     environ = os.environ if environ is None else environ
-    candidates = candidate_interpreters(root, configured, environ, _hook_prefix())
+    return candidate_interpreters(root, configured, environ, _hook_prefix())
+
+
+def first_that_imports(
+    candidates: Sequence[Candidate], requires: Sequence[str]
+) -> Interpreter:
+    """The first of ``candidates`` that can import ``requires``; an explicit one is
+    the only one tried. EnvironmentProblem when none can."""
     tried = []
+    passed_over: dict[str, list[int] | None] = {}
     for candidate in candidates:
-        found = probe_modules(candidate.path, requires)
+        probe = _probe(candidate.path, requires)
+        found = probe.get("found", {})
         missing = [name for name in requires if name not in found]
         if not missing:
-            return Interpreter(candidate.path, candidate.origin, found)
+            return Interpreter(candidate.path, candidate.origin, found, passed_over)
         tried.append(
             f"{candidate.path} ({candidate.origin}): cannot import {missing[0]}"
         )
+        passed_over.update((d, directory_stamp(d)) for d in probe.get("path", []))
         if candidate.explicit:
             break
     raise EnvironmentProblem(_not_found_message(requires, tried))
+
+
+def candidate_identity(candidate: Candidate) -> list[str]:
+    """What makes a candidate the same interpreter again: the path it was found at (a
+    venv's python is a link to the base interpreter, yet another environment) and the
+    executable that path leads to now."""
+    path = os.path.abspath(candidate.path)
+    return [path, os.path.realpath(path)]
+
+
+def directory_stamp(directory: str) -> list[int] | None:
+    """What changes when a package is installed in ``directory`` or removed from it;
+    None when it does not exist."""
+    try:
+        stat = os.stat(directory)
+    except OSError:
+        return None
+    return [stat.st_mtime_ns, stat.st_ino]
+
+
+def still_passed_over(passed_over: Mapping[str, list[int] | None]) -> bool:
+    """Whether nothing was installed where the candidates tried first import from."""
+    return all(
+        directory_stamp(directory) == (list(stamp) if stamp is not None else None)
+        for directory, stamp in passed_over.items()
+    )
 
 
 def configured_python(
@@ -171,6 +227,12 @@ def how_to_point_elsewhere() -> list[str]:
 
 def probe_modules(python: Path, modules: Sequence[str]) -> dict[str, str]:
     """Which of ``modules`` ``python`` can import, each with its installed version."""
+    return _probe(python, modules).get("found", {})
+
+
+def _probe(python: Path, modules: Sequence[str]) -> dict:
+    """The probe's answer: ``found`` (module: version) and ``path`` (where ``python``
+    imports from); empty when ``python`` does not run."""
     try:
         completed = subprocess.run(
             [str(python), "-c", _PROBE, *modules],
@@ -179,9 +241,10 @@ def probe_modules(python: Path, modules: Sequence[str]) -> dict[str, str]:
             timeout=60,
             stdin=subprocess.DEVNULL,
         )
-        return json.loads(completed.stdout)["found"]
-    except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
+        answer = json.loads(completed.stdout)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
         return {}
+    return answer if isinstance(answer, dict) else {}
 
 
 def module_command(python: Path, module: str, *args: str) -> list[str]:

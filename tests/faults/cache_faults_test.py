@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import uuid
+from pathlib import Path
 
 import pytest
 
 from .cache_fault_project import (
+    LIMIT,
     cache_entries,
     leftovers,
     make_project,
@@ -18,6 +22,7 @@ from .cache_fault_project import (
     run_together,
     unmount,
 )
+from .faultkit import assert_clean, run_cli
 
 PASSED = "overfit default: PASS memorized"
 CACHED = "overfit default: PASS memorized (cached)"
@@ -205,3 +210,34 @@ def test_an_edit_in_a_package_linked_into_the_project_is_not_served_cached(tmp_p
     )  # labels out of range: the model no longer trains
     broken = run(root, "overfit")
     assert broken.code == 1 and "FAIL" in broken.stdout, broken.output
+
+
+def _environment(root: Path, name: str, *options: str) -> Path:
+    """``root/name/bin/python``: this interpreter, with ``options`` (-S: no torch)."""
+    python = root / name / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" {" ".join(options)} "$@"\n')
+    python.chmod(0o755)
+    return python.parent
+
+
+def test_a_pass_in_one_discovered_environment_is_not_served_in_another(tmp_path):
+    root = make_project(tmp_path / "project")
+    with_torch = _environment(tmp_path, "with-torch")
+    without = _environment(tmp_path, "without-torch", "-S")
+
+    def overfit(*path: Path):
+        scratch = tmp_path / f"scratch-{uuid.uuid4().hex}"
+        search = os.pathsep.join([*map(str, path), "/usr/bin", "/bin"])
+        environ = {"MLSMOKE_PYTHON": "", "PATH": search}
+        outcome = run_cli(["overfit"], root, scratch, limit=LIMIT, env=environ)
+        assert_clean(outcome)
+        return outcome
+
+    assert overfit(with_torch).code == 0
+    assert CACHED in overfit(with_torch).stdout
+    switched = overfit(without)  # an environment where torch does not import
+    assert switched.code == 2 and "PASS" not in switched.stdout, switched.output
+    assert "cannot import torch" in switched.stderr
+    again = overfit(without, with_torch)  # the same interpreter, found second
+    assert again.code == 0, again.output

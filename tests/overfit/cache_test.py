@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from mlsmoke import interpreter
 from mlsmoke.errors import ConfigError
 from mlsmoke.globs import glob_regex
 from mlsmoke.overfit.process import cache as cache_module
@@ -63,7 +64,7 @@ def test_digest_follows_content(tmp_path):
     assert files_digest(tmp_path, ["a.py"]) != before
 
 
-def test_key_follows_settings_tier_device_and_interpreter(monkeypatch):
+def test_key_follows_settings_tier_device_and_interpreter():
     gate = GateSettings(name="default", model="m:f", batch="b:f")
     key = cache_key(gate, "auto", "files")
     assert key == cache_key(gate, "auto", "files")
@@ -71,8 +72,11 @@ def test_key_follows_settings_tier_device_and_interpreter(monkeypatch):
                                          tier="pr"), "auto", "files")  # fmt: skip
     assert key != cache_key(gate, "cpu", "files")
     assert key != cache_key(gate, "auto", "other files")
-    monkeypatch.setenv("MLSMOKE_PYTHON", "/other/venv/bin/python")
-    assert key != cache_key(gate, "auto", "files")
+    venv = [["/a/.venv/bin/python", "/usr/bin/python3.11"]]
+    assert key != cache_key(gate, "auto", "files", venv)
+    assert cache_key(gate, "auto", "files", venv) != cache_key(
+        gate, "auto", "files", [["/b/.venv/bin/python", "/usr/bin/python3.11"]]
+    )
 
 
 @pytest.fixture
@@ -310,3 +314,33 @@ def test_a_linked_directory_is_watched_by_where_it_points(tmp_path):
     (tmp_path / "pkg").unlink()
     (tmp_path / "pkg").symlink_to("b", target_is_directory=True)
     assert files_digest(tmp_path, ["main.py", "pkg"]) != before
+
+
+def _fake_environment(root: Path, name: str, torch: bool) -> Path:
+    """``root/name/bin/python``, importing from ``root/name/site`` only."""
+    site = root / name / "site"
+    site.mkdir(parents=True)
+    if torch:
+        (site / "torch").mkdir()
+        (site / "torch" / "__init__.py").write_text("")
+    python = root / name / "bin" / "python"
+    python.parent.mkdir()
+    base = getattr(sys, "_base_executable", sys.executable)
+    python.write_text(f'#!/bin/sh\nPYTHONPATH="{site}" exec "{base}" -S "$@"\n')
+    python.chmod(0o755)
+    return python
+
+
+def test_a_pass_is_stale_once_an_interpreter_found_before_gains_torch(tmp_path, stamp):
+    without = _fake_environment(tmp_path, "without", torch=False)
+    with_torch = _fake_environment(tmp_path, "with", torch=True)
+    search = f"{without.parent}{os.pathsep}{with_torch.parent}"
+    candidates = interpreter.project_candidates(tmp_path, None, {"PATH": search})
+    chosen = interpreter.first_that_imports(candidates, ["torch"])
+    assert chosen.path == with_torch
+    assert str(tmp_path / "without" / "site") in chosen.passed_over
+    cache = PassCache(tmp_path)
+    cache.store("k", PASS, stamp, passed_over=chosen.passed_over)
+    assert cache.lookup("k") is not None
+    (tmp_path / "without" / "site" / "torch").mkdir()  # torch installed there
+    assert cache.lookup("k") is None  # the search would now choose `without`

@@ -3,7 +3,11 @@ changes.
 
 A pass is stored under a key built from the gate's settings (tier included), the
 requested device and the accelerator this machine has, the content of every watched
-file (a directory in ``watch`` is everything under it), and mlsmoke's version. The entry
+file (a directory in ``watch`` is everything under it), the interpreters the gate
+would be run in (found, not started: see ``interpreter.project_candidates``), and
+mlsmoke's version. When the interpreter used was not the first candidate, the entry
+stamps the import directories of those before it: torch installed there would make
+another interpreter the project's. The entry
 also records the project files the factories imported, with their content: a change to
 any of them, or its removal, invalidates the pass even when ``watch`` forgets them. The
 torch version is checked without starting the project's interpreter: the pass records
@@ -25,7 +29,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +37,7 @@ import mlsmoke
 from mlsmoke.atomic import write_atomically
 from mlsmoke.errors import ConfigError
 from mlsmoke.globs import glob_regex
-from mlsmoke.interpreter import ENV_VARIABLE
+from mlsmoke.interpreter import still_passed_over
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.verdict.result import Result
 
@@ -149,15 +153,22 @@ def accelerator_hint() -> str:
     return "cpu"
 
 
-def cache_key(settings: GateSettings, device: str, files: str) -> str:
+def cache_key(
+    settings: GateSettings,
+    device: str,
+    files: str,
+    interpreters: Sequence[Sequence[str]] = (),
+) -> str:
+    """``interpreters``: the candidates the gate's interpreter is chosen from, in
+    order (``interpreter.candidate_identity``). Another environment may hold another
+    torch, or none: choosing from others is a change."""
     parts = {
         "mlsmoke": mlsmoke.__version__,
         "gate": settings.to_json(),
         "device": device,
         "accelerator": accelerator_hint(),
         "files": files,
-        # An explicit interpreter may hold another torch: choosing another is a change.
-        "interpreter": os.environ.get(ENV_VARIABLE, ""),
+        "interpreters": [list(identity) for identity in interpreters],
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
@@ -189,6 +200,8 @@ class PassCache:
             entry = json.loads((self.directory / f"{key}.json").read_bytes())
             if entry["key"] != key or not torch_unchanged(entry["torch"]):
                 return None
+            if not still_passed_over(entry["passed_over"]):
+                return None
             if not sources_unchanged(self.root, dict(entry["sources"])):
                 return None
             result = Result.from_json(entry["result"])
@@ -207,16 +220,19 @@ class PassCache:
         result: Result,
         torch: dict[str, Any],
         started: float | None = None,
+        passed_over: Mapping[str, Any] | None = None,
     ) -> None:
         """Record a pass; failures and passes without a torch stamp are not stored,
         nor a pass whose sources changed after ``started`` (a time.time() taken before
-        the gate ran). Raises CacheNotWritten when the cache cannot be written."""
+        the gate ran). ``passed_over``: ``Interpreter.passed_over`` of the interpreter
+        that ran it. Raises CacheNotWritten when the cache cannot be written."""
         if not result.passed or "metadata" not in torch:
             return
         sources = {name: file_digest(self.root / name) for name in result.sources}
         if started is not None and not _settled(self.root, result.sources, started):
             return
         entry = {"key": key, "torch": torch, "sources": sources}
+        entry["passed_over"] = dict(passed_over or {})
         entry["result"] = result.to_json()
         try:
             self._prepare()

@@ -15,10 +15,18 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from mlsmoke.config import find_project_root
 from mlsmoke.errors import ConfigError, UsageError
-from mlsmoke.interpreter import configured_python, find_project_interpreter
+from mlsmoke.interpreter import (
+    Candidate,
+    Interpreter,
+    candidate_identity,
+    configured_python,
+    first_that_imports,
+    project_candidates,
+)
 from mlsmoke.overfit.process.cache import (
     CacheNotWritten,
     PassCache,
@@ -71,7 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = find_project_root()
     gates = select_gates(load_gates(root, args.tier), args.gate)
     cache = PassCache(root)
-    keys = _cache_keys(root, gates, args.device)
+    candidates = _candidates(root, gates)
+    keys = _cache_keys(root, gates, args.device, candidates)
     results: dict[str, Result] = {}
     if not args.no_cache:
         for gate in gates:
@@ -81,9 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pending = [gate for gate in gates if gate.name not in results]
     started = time.time()
     for group in _by_interpreter(pending):
-        python = find_project_interpreter(
-            root, ["torch"], configured_python(root, "overfit", group[0].python)
-        )
+        python = first_that_imports(candidates[group[0].python], ["torch"])
         if args.verbose:
             print(
                 f"overfit: training in {python.path} ({python.origin})", file=sys.stderr
@@ -91,7 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ran, torch = run_worker(root, python.path, group, args.device, args.verbose)
         for result in ran:
             results[result.gate] = result
-        _store_passes(root, cache, keys, group, ran, torch, started, args.device)
+        stored = _Stored(cache, keys, candidates, started, args.device)
+        _store_passes(root, stored, group, ran, torch, python)
     ordered = [results[gate.name] for gate in gates]
     for gate, result in zip(gates, ordered):
         result.tier = gate.tier  # also on results the worker could not make
@@ -105,8 +113,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     return max(result.exit_code for result in ordered)
 
 
+def _candidates(
+    root: Path, gates: list[GateSettings]
+) -> dict[str | None, list[Candidate]]:
+    """For each gate ``python`` key, the interpreters its gates may run in; found
+    without starting any, as a cached pass starts nothing."""
+    found: dict[str | None, list[Candidate]] = {}
+    for gate in gates:
+        if gate.python not in found:
+            configured = configured_python(root, "overfit", gate.python)
+            found[gate.python] = project_candidates(root, configured)
+    return found
+
+
 def _cache_keys(
-    root: Path, gates: list[GateSettings], device: str | None
+    root: Path,
+    gates: list[GateSettings],
+    device: str | None,
+    candidates: dict[str | None, list[Candidate]],
 ) -> dict[str, str]:
     digests: dict[tuple[str, ...], str] = {}
     keys = {}
@@ -119,32 +143,46 @@ def _cache_keys(
                 root, watch, gate.key_path("watch") if configured else None
             )
             digests[watch] = files_digest(root, names)
-        keys[gate.name] = cache_key(gate, device or gate.device, digests[watch])
+        interpreters = [candidate_identity(c) for c in candidates[gate.python]]
+        keys[gate.name] = cache_key(
+            gate, device or gate.device, digests[watch], interpreters
+        )
     return keys
+
+
+class _Stored(NamedTuple):
+    """Where passes go, under which keys, and what those keys were made of."""
+
+    cache: PassCache
+    keys: dict[str, str]
+    candidates: dict[str | None, list[Candidate]]
+    started: float
+    device: str | None
 
 
 def _store_passes(
     root: Path,
-    cache: PassCache,
-    keys: dict[str, str],
+    stored: _Stored,
     gates: list[GateSettings],
     ran: list[Result],
     torch: dict,
-    started: float,
-    device: str | None,
+    python: Interpreter,
 ) -> None:
     """Cache the passes of ``ran`` whose watched files did not change while they ran;
     a cache that cannot be written is said once, and only costs the shortcut."""
     if not any(result.passed for result in ran):
         return
     try:
-        now = _cache_keys(root, gates, device)
+        now = _cache_keys(root, gates, stored.device, stored.candidates)
     except ConfigError:
         return  # a watched file went away while the gate ran: nothing to trust
+    keys = stored.keys
     try:
         for result in ran:
             if now.get(result.gate) == keys[result.gate]:
-                cache.store(keys[result.gate], result, torch, started)
+                stored.cache.store(
+                    keys[result.gate], result, torch, stored.started, python.passed_over
+                )
     except CacheNotWritten as error:
         print(f"overfit: the pass is not cached: {error}", file=sys.stderr)
 
