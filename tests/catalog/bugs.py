@@ -316,3 +316,39 @@ class PlainListMLP(nn.Module):
         for layer in self.layers:
             x = torch.tanh(layer(x))
         return self.head(x)
+
+
+# --- losses given what they do not take ------------------------------------------
+
+
+def multi_label_batch() -> tuple[torch.Tensor, torch.Tensor]:
+    x, y = models.classification_batch()
+    tags = torch.nn.functional.one_hot(y, models.CLASSES).float()
+    tags[::3, 0] = 1.0  # several tags per sample
+    return x, tags
+
+
+def bce_on_logits(model: nn.Module, batch: tuple) -> torch.Tensor:
+    x, tags = batch
+    # bug: binary_cross_entropy takes probabilities; the sigmoid was forgotten
+    return F.binary_cross_entropy(model(x), tags)
+
+
+def unreduced_cross_entropy(model: nn.Module, batch: tuple) -> torch.Tensor:
+    x, y = batch
+    return F.cross_entropy(model(x), y, reduction="none")  # bug: one loss per sample
+
+
+def one_output_regression() -> nn.Module:
+    return models.MLPClassifier(classes=1)
+
+
+def scalar_regression_batch() -> tuple[torch.Tensor, torch.Tensor]:
+    x, _ = models.classification_batch()
+    return x, torch.randn(len(x), generator=models._generator())
+
+
+def broadcast_mse(model: nn.Module, batch: tuple) -> torch.Tensor:
+    x, y = batch
+    # bug: a (B, 1) output against a (B,) target broadcasts to (B, B)
+    return F.mse_loss(model(x), y)

@@ -66,6 +66,21 @@ LINEAR = "linear regression"
 
 CORRECT = [
     Case(
+        "graph-network",
+        MLP,
+        models.GraphNetwork,
+        models.graph_batch,
+        loss=models.graph_loss,
+    ),
+    Case(
+        "gaussian-nll",
+        LINEAR,
+        models.GaussianRegressor,
+        bugs.scalar_regression_batch,
+        loss=models.gaussian_nll,
+        options={"target_loss": -1.0, "max_steps": 2000},
+    ),
+    Case(
         "mlp",
         MLP,
         models.MLPClassifier,
@@ -112,6 +127,36 @@ CORRECT = [
 ]
 
 BUGS = [
+    Case(
+        "mlp-bce-on-logits",
+        MLP,
+        models.MLPClassifier,
+        bugs.multi_label_batch,
+        "wrong-objective",
+        loss=bugs.bce_on_logits,
+        says="takes probabilities in [0, 1]",
+        bug="binary_cross_entropy on raw logits (sigmoid forgotten)",
+    ),
+    Case(
+        "mlp-loss-not-reduced",
+        MLP,
+        models.MLPClassifier,
+        models.classification_batch,
+        "shape-error",
+        loss=bugs.unreduced_cross_entropy,
+        says="the loss is not a scalar",
+        bug="cross_entropy(reduction='none') returned as the loss",
+    ),
+    Case(
+        "mlp-mse-broadcast",
+        LINEAR,
+        bugs.one_output_regression,
+        bugs.scalar_regression_batch,
+        "shape-error",
+        loss=bugs.broadcast_mse,
+        says="broadcasting",
+        bug="a (B, 1) output against a (B,) target: MSE over (B, B) pairs",
+    ),
     # make it run
     Case(
         "mlp-labels-beyond-logits",
