@@ -352,3 +352,11 @@ def broadcast_mse(model: nn.Module, batch: tuple) -> torch.Tensor:
     x, y = batch
     # bug: a (B, 1) output against a (B,) target broadcasts to (B, B)
     return F.mse_loss(model(x), y)
+
+
+def vae_kl_flipped(model: nn.Module, batch: tuple) -> torch.Tensor:
+    x, _ = batch
+    reconstruction, mu, log_var = model(x)
+    error = F.mse_loss(reconstruction, x, reduction="sum") / len(x)
+    # bug: the KL term's sign flipped: it rewards moving away from the prior
+    return error - models.kl_to_prior(mu, log_var)

@@ -65,6 +65,7 @@ HF = "HF-style (**batch)"
 LINEAR = "linear regression"
 
 CORRECT = [
+    Case("vae", MLP, models.VAE, models.classification_batch, loss=models.vae_loss),
     Case(
         "graph-network",
         MLP,
@@ -127,6 +128,17 @@ CORRECT = [
 ]
 
 BUGS = [
+    Case(
+        "vae-kl-sign",
+        MLP,
+        models.VAE,
+        models.classification_batch,
+        "wrong-objective",
+        loss=bugs.vae_kl_flipped,
+        says="falls below zero without bound",
+        bug="a VAE's KL term with its sign flipped: it passes its target, then falls"
+        " without bound",
+    ),
     Case(
         "mlp-bce-on-logits",
         MLP,

@@ -305,3 +305,33 @@ def gaussian_nll(model: nn.Module, batch: tuple) -> torch.Tensor:
     x, y = batch
     mean, log_var = model(x)
     return F.gaussian_nll_loss(mean, y, log_var.exp())
+
+
+class VAE(nn.Module):
+    """A variational autoencoder: reconstruction plus a KL term to the prior."""
+
+    def __init__(self, latent: int = 8, hidden: int = 64):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Linear(FEATURES, hidden), nn.ReLU())
+        self.mu = nn.Linear(hidden, latent)
+        self.log_var = nn.Linear(hidden, latent)
+        self.decoder = nn.Sequential(
+            nn.Linear(latent, hidden), nn.ReLU(), nn.Linear(hidden, FEATURES)
+        )
+
+    def forward(self, x: torch.Tensor):
+        h = self.encoder(x)
+        mu, log_var = self.mu(h), self.log_var(h)  # (B, latent) each
+        z = mu + torch.randn_like(mu) * (0.5 * log_var).exp()
+        return self.decoder(z), mu, log_var
+
+
+def kl_to_prior(mu: torch.Tensor, log_var: torch.Tensor) -> torch.Tensor:
+    return -0.5 * torch.mean(torch.sum(1 + log_var - mu.pow(2) - log_var.exp(), dim=1))
+
+
+def vae_loss(model: nn.Module, batch: tuple, beta: float = 1e-3) -> torch.Tensor:
+    x, _ = batch
+    reconstruction, mu, log_var = model(x)
+    error = F.mse_loss(reconstruction, x, reduction="sum") / len(x)
+    return error + beta * kl_to_prior(mu, log_var)

@@ -173,3 +173,32 @@ def test_a_target_loss_below_zero_says_the_loss_may_go_negative():
                    target_ratio=None)  # fmt: skip
     assert evidence.reached and evidence.bound_check_from is None
     assert evidence.losses[-2] > -1.0 >= evidence.losses[-1]
+
+
+def test_a_pass_above_zero_trains_on_to_confirm_then_reports_its_reach_step():
+    calls = []
+
+    def counted(model, batch):
+        calls.append(1)
+        return mlp_loss(model, batch)
+
+    evidence = run(MLP, mlp_batch, counted)
+    assert evidence.memorized and evidence.bound_check_from is None
+    reached = evidence.reached_at
+    assert reached and evidence.steps == reached
+    assert evidence.losses[-1] <= evidence.target < evidence.losses[-2]
+    assert len(evidence.lrs) == len(evidence.grad_norms) == reached
+    confirmed = min(BOUND_CHECK_STEPS, reached)
+    assert len(calls) == reached + 1 + confirmed
+
+
+def test_a_loss_that_falls_through_zero_after_its_target_is_not_a_pass():
+    def flipped_late(model, batch):
+        inputs, labels = batch
+        logits = model(inputs)
+        # cross-entropy minus the logits' growing norm: bounded for a few steps only
+        return torch.nn.functional.cross_entropy(logits, labels) - logits.norm() / 4
+
+    evidence = run(MLP, mlp_batch, flipped_late)
+    assert evidence.bound_check_from is not None
+    assert evidence.losses[-1] < 0

@@ -22,7 +22,9 @@ from mlsmoke.overfit.training.run_state import StepCallback, TrainingRun
 
 __all__ = ["StepCallback", "resolve_target", "train"]
 
-# Steps a loss that reached its target below zero trains on, to show a bound.
+# Steps a loss that reached its target below zero trains on, to show a bound; a
+# loss that reached it above zero trains on as many steps as it took, up to this,
+# to show that it does not then fall through zero (a flipped KL term does).
 BOUND_CHECK_STEPS = 20
 # Updates after which a loss that never changed stops the run.
 STALL_STEPS = 20
@@ -60,6 +62,7 @@ def train(
     with deterministic(seed):
         try:
             _train(run)
+            _settle_confirmed_pass(evidence)
         except (Exception, SystemExit) as error:
             observers.record_error(run, error)
         finally:
@@ -122,20 +125,45 @@ def _frozen_in_place(evidence: Evidence) -> bool:
 
 
 def _done_at_target(run: TrainingRun, step: int, value: float) -> bool:
-    """Whether the run ends at its target. A loss that reaches it below zero, with no
-    target set below zero, trains BOUND_CHECK_STEPS more: most losses are bounded
-    below by 0, and only the curve after tells a level from a fall without bound."""
+    """Whether the run ends at its target. Most losses are bounded below by 0, so a
+    loss that reaches its target trains on before it passes: below zero,
+    BOUND_CHECK_STEPS more, to tell a level from a fall without bound; above zero,
+    as many steps as it took (at most BOUND_CHECK_STEPS), to see that it does not
+    fall through zero next. A target set below zero says negative losses are fine."""
     evidence = run.evidence
+    negative_allowed = run.target_loss is not None and run.target_loss < 0
     if evidence.bound_check_from is not None:
         return step >= evidence.bound_check_from + BOUND_CHECK_STEPS
+    if evidence.reached_at is not None:  # confirming a pass above zero
+        if value < 0 and not negative_allowed:
+            evidence.bound_check_from = step
+            return False
+        return step >= evidence.reached_at + _confirm_steps(evidence.reached_at)
     if value > evidence.target:
         return False
-    evidence.reached = True
-    negative_allowed = run.target_loss is not None and run.target_loss < 0
-    if value >= 0 or negative_allowed:
+    evidence.reached, evidence.reached_at = True, step
+    if negative_allowed:
         return True
-    evidence.bound_check_from = step
-    return False
+    if value < 0:
+        evidence.bound_check_from = step
+        return False
+    return _confirm_steps(step) == 0
+
+
+def _confirm_steps(reached_at: int) -> int:
+    return min(BOUND_CHECK_STEPS, reached_at)
+
+
+def _settle_confirmed_pass(evidence: Evidence) -> None:
+    """A pass above zero that stayed above zero is the pass at the step it reached
+    its target: the steps that confirmed it are dropped from the record."""
+    if evidence.reached_at is None or evidence.bound_check_from is not None:
+        return
+    end = evidence.reached_at
+    del evidence.losses[end + 1 :]
+    del evidence.lrs[end:]
+    del evidence.grad_norms[end:]
+    evidence.timed_out = False
 
 
 def resolve_target(

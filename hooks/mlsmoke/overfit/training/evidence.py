@@ -109,6 +109,8 @@ class Evidence:
     # Dropout modules that ran in training mode at the first step: name -> p.
     dropout: dict[str, float] = field(default_factory=dict)
     unscheduled_lr: float | None = None  # Recipe.configured_lr, with a scheduler
+    # The step the loss first reached its target.
+    reached_at: int | None = None
     # The step a loss reached its target below zero; the run trained on from there
     # to show whether the loss is bounded (engine.BOUND_CHECK_STEPS).
     bound_check_from: int | None = None

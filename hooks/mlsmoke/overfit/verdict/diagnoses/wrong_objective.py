@@ -109,11 +109,24 @@ def _fell_through_target(run: GateRun) -> Diagnosis | None:
         f" {end} {len(after) - 1} steps after reaching the target): not"
         " memorization, but a loss with no lower bound",
         [
-            f"it passed the target {evidence.target:.4g} at step {start} with"
-            f" {after[0]:.4g}, then kept falling: {_sample(after)}",
+            _reached(evidence) + f", then kept falling: {_sample(after)}",
             "a loss to minimize is bounded below, usually by 0",
         ],
         SUGGESTIONS + [NEGATIVE_ALLOWED],
+    )
+
+
+def _reached(evidence) -> str:
+    reached = evidence.reached_at
+    start = evidence.bound_check_from
+    if reached is None or reached == start:
+        return (
+            f"it passed the target {evidence.target:.4g} at step {start} with"
+            f" {evidence.losses[start]:.4g}"
+        )
+    return (
+        f"it reached the target {evidence.target:.4g} at step {reached} with"
+        f" {evidence.losses[reached]:.4g}, and fell below zero at step {start}"
     )
 
 
