@@ -130,6 +130,41 @@ FACTORIES = textwrap.dedent('''
         raise KeyboardInterrupt
 
 
+    def spawning_model():
+        """Starts a child process and forgets it (a data server, a tensorboard)."""
+        import subprocess
+
+        subprocess.Popen(["sleep", "300"])
+        return Tiny()
+
+
+    def spawning_hung_model():
+        import subprocess
+
+        subprocess.Popen(["sleep", "300"])
+        reached("model")
+        hang()
+
+
+    def forking_model():
+        if os.fork() == 0:
+            time.sleep(300)
+            os._exit(0)
+        return Tiny()
+
+
+    def daemon_model():
+        """A daemon: forked twice, in a session of its own, so out of the worker's
+        process group."""
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                time.sleep(300)
+            os._exit(0)
+        os.wait()
+        return Tiny()
+
+
     def huge_model():
         return torch.nn.Linear(10**6, 10**6)
 

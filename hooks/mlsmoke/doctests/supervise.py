@@ -3,14 +3,14 @@
 The runner says when each file and each example starts. A file that is not done within
 ``timeout`` seconds is a failure naming the example that was running; the runner is
 killed and started again for the files after it. Ctrl-C, SIGTERM and SIGHUP kill the
-runner and reap it before the temporary directory goes.
+runner and reap it before the temporary directory goes. The runner leads a process
+group of its own (``process_group.py``): what the examples started goes with it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import threading
 from collections import deque
@@ -22,6 +22,7 @@ from typing import IO, NamedTuple
 from mlsmoke import interpreter
 from mlsmoke.doctests.results import FileFailure, FileResult, results_from_json
 from mlsmoke.errors import EnvironmentProblem
+from mlsmoke.process_group import ProcessGroup
 from mlsmoke.scratch import scratch_directory
 from mlsmoke.watchdog import Watchdog
 
@@ -109,7 +110,7 @@ def _supervise(
     read_end, write_end = os.pipe()
     command = interpreter.module_command(python, RUNNER_MODULE, *args, str(write_end))
     try:
-        process = subprocess.Popen(
+        runner = ProcessGroup(
             command,
             cwd=root,
             stdin=subprocess.DEVNULL,
@@ -122,19 +123,20 @@ def _supervise(
         raise EnvironmentProblem(f"{python}: cannot run: {error.strerror}") from None
     finally:
         os.close(write_end)
-    watchdog = Watchdog(lambda: os.kill(process.pid, signal.SIGKILL), timeout)
+    watchdog = Watchdog(runner.kill, timeout)
     events = _Events(os.fdopen(read_end), watchdog, timeout)
-    tail = _Tail(process.stdout)  # type: ignore[arg-type]
+    tail = _Tail(runner.process.stdout)  # type: ignore[arg-type]
     for thread in (watchdog, events, tail):
         thread.start()
     try:
-        code = process.wait()
+        runner.wait_exited()
     except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: the runner goes first
-        process.kill()
-        process.wait()
+        runner.kill()
         raise
     finally:
         watchdog.finish()
+        watchdog.join()  # its kill, if it came, came before the reaping
+        code, _ = runner.end()
         events.join(timeout=1)
         tail.join(timeout=1)
     return code, tail.text(), watchdog, events

@@ -7,7 +7,8 @@ from then on the worker has the gate's ``timeout`` plus ``KILL_GRACE`` seconds b
 it is killed (``watchdog.py``), and the report says what it was doing then.
 
 A stop from outside (Ctrl-C, SIGTERM, SIGHUP) is passed on to the worker, which is
-reaped before the temporary directory goes.
+reaped before the temporary directory goes. The worker leads a process group of its own
+(``process_group.py``): whatever the project's code started in it is killed with it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from mlsmoke.errors import EnvironmentProblem, Terminated
 from mlsmoke.interpreter import module_command
 from mlsmoke.overfit.process.deaths import WorkerEnd, ended_early, timed_out
 from mlsmoke.overfit.process.settings import GateSettings
+from mlsmoke.process_group import ProcessGroup
 from mlsmoke.watchdog import Watchdog
 from mlsmoke.overfit.verdict.report import progress_line
 from mlsmoke.overfit.verdict.result import Result
@@ -115,7 +117,7 @@ def _spawn(
     )
     with output.open("wb") as sink:
         try:
-            process = subprocess.Popen(
+            worker = ProcessGroup(
                 command,
                 cwd=root,
                 stdin=subprocess.DEVNULL,
@@ -130,30 +132,22 @@ def _spawn(
             ) from None
         finally:
             os.close(write_end)
-        watchdog = Watchdog(lambda: os.kill(process.pid, signal.SIGKILL), STARTUP_LIMIT)
+        watchdog = Watchdog(worker.kill, STARTUP_LIMIT)
         progress = _ProgressDrawer(os.fdopen(read_end), gates, watchdog)
         progress.start()
         watchdog.start()
         try:
-            code, peak = _reap(process)
+            # A blocking wait: a polling one would cost every gate run up to 50 ms.
+            worker.wait_exited()
         except BaseException as stop:  # Ctrl-C, SIGTERM, SIGHUP: pass it on, reap
-            _stop(process, _signal_of(stop))
+            _stop(worker, _signal_of(stop))
             raise
         finally:
             watchdog.finish()
+            watchdog.join()  # its kill, if it came, came before the reaping
+            code, peak = worker.end()
             progress.join(timeout=1)
         return WorkerEnd(code, peak, progress.gate, watchdog.expired_after)
-
-
-def _reap(process: subprocess.Popen) -> tuple[int, int]:
-    """The worker's exit code and its peak resident memory in bytes. A blocking
-    wait4: a polling wait would cost every gate run up to 50 ms after it ends."""
-    try:
-        _, status, usage = os.wait4(process.pid, 0)
-    except ChildProcessError:  # reaped elsewhere: no figure
-        return process.wait(), 0
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return process.returncode, usage.ru_maxrss * 1024  # kilobytes on Linux
 
 
 def _signal_of(stop: BaseException) -> int:
@@ -162,18 +156,17 @@ def _signal_of(stop: BaseException) -> int:
     return signal.SIGINT if isinstance(stop, KeyboardInterrupt) else signal.SIGTERM
 
 
-def _stop(process: subprocess.Popen, signum: int) -> None:
-    """Send ``signum``; kill the worker if it is still there after STOP_GRACE."""
+def _stop(worker: ProcessGroup, signum: int) -> None:
+    """Send ``signum`` to the worker's group; kill the group if the worker is still
+    there after STOP_GRACE."""
     try:
-        process.send_signal(signum)
-        process.wait(timeout=STOP_GRACE)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+        worker.signal(signum)
+        if worker.wait_exited(STOP_GRACE):
+            return
     except BaseException:  # a second signal: no more patience
-        process.kill()
-        process.wait()
+        worker.kill()
         raise
+    worker.kill()
 
 
 class _ProgressDrawer(threading.Thread):
