@@ -307,6 +307,18 @@ def loss_scale(losses: Sequence[float], target: float | None) -> float:
     return max(abs(initial), gap, 1e-8)
 
 
+def tail_jitter(losses: Sequence[float]) -> float:
+    """How far the second half of the curve strays from its own straight line (the
+    root mean square of the residuals): the noise a random forward adds."""
+    recent = [v for v in losses[len(losses) // 2 :] if math.isfinite(v)]
+    if len(recent) < 3:
+        return 0.0
+    slope = fitted_slope(recent)
+    mean_x, mean_y = (len(recent) - 1) / 2, sum(recent) / len(recent)
+    residuals = [v - (mean_y + slope * (i - mean_x)) for i, v in enumerate(recent)]
+    return math.sqrt(sum(r * r for r in residuals) / len(residuals))
+
+
 def tail_level(losses: Sequence[float]) -> float:
     """The median of the last quarter of the curve (robust to one spike)."""
     tail = sorted(losses[-max(1, len(losses) // 4) :])
