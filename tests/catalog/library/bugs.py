@@ -309,3 +309,10 @@ def loss_rebuilt_from_item(model: nn.Module, batch: dict) -> torch.Tensor:
     loss = model(**batch).loss
     # bug: a number made a tensor again; it depends on no parameter
     return torch.tensor(loss.item(), requires_grad=True)
+
+
+def attention_masked_out() -> dict[str, Any]:
+    batch = dict(text.classification_batch())
+    # bug: the mask built inverted (1 for padding), then cut to the padding: all 0
+    batch["attention_mask"] = torch.zeros_like(batch["attention_mask"])
+    return batch

@@ -173,6 +173,15 @@ BUGS = [
         bug="the loss rebuilt as torch.tensor(loss.item(), requires_grad=True)",
     ),
     Case(
+        "hf-bert-attention-mask-zeros",
+        BERT,
+        models.bert_classifier,
+        bugs.attention_masked_out,
+        "not-learning",
+        says="batch field attention_mask is all 0",
+        bug="an attention mask of zeros: every position hidden",
+    ),
+    Case(
         "hf-vit-dropout-0.9",
         VISION,
         lambda: models.vit_classifier(hidden_dropout_prob=0.9),

@@ -21,7 +21,8 @@ def check(run: GateRun) -> list[Warning]:
             CODE,
             f"the loss depends on {len(leaves)} trainable tensors the model does not"
             f" register: {', '.join(listed(leaves))}; model.parameters(), state_dict()"
-            " and .to(device) miss them: use nn.ModuleList/nn.ModuleDict for layers"
-            " and nn.Parameter for tensors",
+            " and .to(device) miss them: use nn.ModuleList/nn.ModuleDict for layers,"
+            " nn.ParameterList/nn.ParameterDict for parameters kept in a list or dict,"
+            " and nn.Parameter for bare tensors",
         )
     ]

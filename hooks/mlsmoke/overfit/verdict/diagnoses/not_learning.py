@@ -7,8 +7,17 @@ from __future__ import annotations
 
 import math
 
+import torch
+
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve, dropout, lr_range, probes
+from mlsmoke.overfit.verdict import (
+    batch_probes,
+    curve,
+    dropout,
+    forward_probes,
+    lr_range,
+    probes,
+)
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -16,6 +25,7 @@ from mlsmoke.overfit.verdict.result import Diagnosis
 CODE = "not-learning"
 VANISHING = 1e-6
 STRONG_WEIGHT_DECAY = 1.0
+SAME_OUTPUT = 1e-6  # relative spread of outputs across samples that counts as none
 
 SUGGESTIONS = [
     "check that the loss is the right one for the task and the targets",
@@ -47,7 +57,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     reading = curve.classify_curve(evidence.losses, evidence.target)
     if reading.shape not in (curve.PLATEAU, curve.FLOOR):
         return None
-    lines = [reading.reason] + gradient_lines(evidence)
+    blind = blind_to_inputs(run)
+    lines = [reading.reason] + blind + gradient_lines(evidence)
     tried = lr_range.lr_range_test(run).probes
     lines += [probes.describe_lr_result(probe) for probe in tried]
     helps = "and no learning rate probed helps" if tried else "(no lr probed)"
@@ -58,14 +69,17 @@ def diagnose(run: GateRun) -> Diagnosis | None:
             f"the loss levels off at a floor of {reading.floor:.4g}, above the target"
             f" {evidence.target:.4g}, {helps}",
             lines + decay,
-            _lower_decay(decay) + FLOOR_SUGGESTIONS + SUGGESTIONS[2:],
+            _see_inputs(blind)
+            + _lower_decay(decay)
+            + FLOOR_SUGGESTIONS
+            + SUGGESTIONS[2:],
         )
     return Diagnosis(
         CODE,
         f"the loss plateaus at {curve.tail_level(evidence.losses):.4g} above the target"
         f" {evidence.target:.4g}, {helps}",
         lines + decay,
-        _lower_decay(decay) + SUGGESTIONS,
+        _see_inputs(blind) + _lower_decay(decay) + SUGGESTIONS,
     )
 
 
@@ -113,6 +127,49 @@ def _held_back_by_dropout(run: GateRun) -> Diagnosis | None:
             "lower the dropout rate (0.1 is usual; 0.5 and above rarely trains well)",
             "build the gate's model with dropout 0, and regularize once it memorizes",
         ],
+    )
+
+
+def blind_to_inputs(run: GateRun) -> list[str]:
+    """Evidence that the model does not see its inputs: at init its output is the
+    same for every sample, so the best it can learn is the labels' average; and
+    the mask-like fields (integers or booleans) that hold nothing but 0."""
+    capture = forward_probes.capture_forward(run)
+    if capture is None:
+        return []
+    logits = forward_probes.class_logits(capture)
+    if logits is None or logits.dim() < 2 or int(logits.shape[0]) < 2:
+        return []
+    logits = logits.detach().float()
+    spread = float((logits - logits[:1]).abs().max())
+    if spread > SAME_OUTPUT * max(float(logits.abs().max()), 1.0):
+        return []
+    lines = [
+        "at init the model's output is the same for every sample: it does not see"
+        " its inputs, so the most it can learn is the labels' average"
+    ]
+    for name, value in batch_probes.batch_fields(capture.batch):
+        if _all_zero_mask(value):
+            lines.append(f"batch field {name} is all 0: a mask that hides every input?")
+    return lines
+
+
+def _see_inputs(blind: list[str]) -> list[str]:
+    if not blind:
+        return []
+    return [
+        "check that the inputs reach the model: an attention or padding mask that"
+        " hides every position, inputs zeroed or detached from the batch, a forward"
+        " that ignores an argument"
+    ]
+
+
+def _all_zero_mask(value: object) -> bool:
+    return (
+        isinstance(value, torch.Tensor)
+        and not value.is_floating_point()
+        and value.numel() > 0
+        and not bool(value.any())
     )
 
 

@@ -22,7 +22,8 @@ CODE = "unregistered-parameters"
 
 SUGGESTIONS = [
     "keep submodules in nn.ModuleList / nn.ModuleDict, not a Python list or dict",
-    "wrap trainable tensors in nn.Parameter (and buffers in register_buffer)",
+    "keep parameters held in a list or dict in nn.ParameterList / nn.ParameterDict",
+    "wrap bare trainable tensors in nn.Parameter (and buffers in register_buffer)",
 ]
 
 
