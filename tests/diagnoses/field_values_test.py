@@ -96,3 +96,21 @@ def test_a_loss_rebuilt_from_a_number_is_no_gradient_not_a_leaf_of_itself():
     with pytest.raises(ProjectProblem, match="rebuilt from a number") as raised:
         check_loss(rebuilt, from_callable=True)
     assert raised.value.code == "loss-no-grad"
+
+
+def test_a_list_of_per_sample_records_is_an_uncollated_batch():
+    samples = [(torch.randn(4), torch.tensor(1)) for _ in range(5)]
+    assert values.unstacked_samples(samples) == 5
+    assert values.unstacked_samples([{"x": torch.randn(4)} for _ in range(3)]) == 3
+    # collated batches: one tensor per field
+    assert values.unstacked_samples((torch.randn(5, 4), torch.arange(5))) is None
+    assert values.unstacked_samples([torch.randn(5, 4)] * 3) is None
+    assert values.unstacked_samples([({"x": 1}, 2), (3, 4), (5, 6)]) is None
+
+
+def test_sequences_longer_than_a_table_hold_the_failing_position():
+    fields = [("input_ids", torch.zeros(2, 24, dtype=torch.long)), ("y", torch.ones(2))]
+    assert values.sequences_longer_than(fields, size=16, index=16) == [
+        ("input_ids", 24)
+    ]
+    assert values.sequences_longer_than(fields, size=30, index=30) == []

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from torch import nn
 from torch.nn import functional as F
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, TensorDataset
 from transformers import (
     BertModel,
     DataCollatorForLanguageModeling,
@@ -316,3 +316,9 @@ def attention_masked_out() -> dict[str, Any]:
     # bug: the mask built inverted (1 for padding), then cut to the padding: all 0
     batch["attention_mask"] = torch.zeros_like(batch["attention_mask"])
     return batch
+
+
+def uncollated_image_loader() -> DataLoader:
+    dataset = TensorDataset(models.images(), torch.arange(models.IMAGES) % text.LABELS)
+    # bug: a collate_fn that returns the list of samples as it gets them
+    return DataLoader(dataset, batch_size=models.IMAGES, collate_fn=lambda b: b)

@@ -173,6 +173,15 @@ BUGS = [
         bug="the loss rebuilt as torch.tensor(loss.item(), requires_grad=True)",
     ),
     Case(
+        "lightning-uncollated-loader",
+        LIGHTNING,
+        models.ImageClassifier,
+        bugs.uncollated_image_loader,
+        "data-error",
+        says="separate samples, never collated",
+        bug="a collate_fn that returns the samples unstacked",
+    ),
+    Case(
         "hf-bert-attention-mask-zeros",
         BERT,
         models.bert_classifier,

@@ -5,7 +5,7 @@ of ``(name, value)`` pairs, shared by the data diagnoses."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import torch
@@ -59,6 +59,42 @@ def fields_beyond(
                 found.append((holds_index, share, name, int(value.max())))
     found.sort(key=lambda row: (row[0], row[1]), reverse=True)
     return [(name, largest) for _, _, name, largest in found]
+
+
+def unstacked_samples(batch: Any) -> int | None:
+    """How many samples a batch holds that was never collated: a list or tuple of
+    three or more per-sample records (tuples, lists or mappings) of one structure,
+    where a collated batch holds one stacked tensor per field. None otherwise."""
+    if not isinstance(batch, (list, tuple)) or len(batch) < 3:
+        return None
+    shapes = {_record_shape(item) for item in batch}
+    if len(shapes) != 1 or None in shapes:
+        return None
+    return len(batch)
+
+
+def _record_shape(item: Any) -> tuple | None:
+    if isinstance(item, Mapping):
+        return ("mapping", tuple(sorted(map(str, item))))
+    if isinstance(item, (list, tuple)) and item:
+        return ("sequence", len(item))
+    return None
+
+
+def sequences_longer_than(
+    fields: Iterable[tuple[str, Any]], size: int, index: int
+) -> list[tuple[str, int]]:
+    """Fields whose sequences (dimension 1) are longer than a table of ``size``
+    positions, and long enough to hold the failing ``index``: the positions ran
+    out, whatever values the fields hold."""
+    return [
+        (name, int(value.shape[1]))
+        for name, value in fields
+        if isinstance(value, torch.Tensor)
+        and value.dim() >= 2
+        and size < int(value.shape[1])
+        and index < int(value.shape[1])
+    ]
 
 
 def fields_named_in(text: str, names: Iterable[str]) -> list[str]:

@@ -90,6 +90,9 @@ def diagnose_evidence(run: GateRun) -> Diagnosis | None:
     if broken:
         return _not_tensors(run, broken)
     if _errors.is_torch_error(evidence):
+        samples = _field_values.unstacked_samples(_batch_of(run))
+        if samples is not None:
+            return _uncollated(run, samples)
         floats = _field_values.float_class_targets(_fields_of(run))
         if floats:
             return _float_targets(run, floats)
@@ -180,6 +183,8 @@ def _ids_beyond_a_table(run: GateRun) -> Diagnosis | None:
     if found is None:
         return None
     size, index = int(found.group("size")), int(found.group("index"))
+    if _field_values.sequences_longer_than(_fields_of(run), size, index):
+        return None  # the positions ran out: shape-error's to say
     beyond = _field_values.fields_beyond(_fields_of(run), size, index)
     inputs = [(n, v) for n, v in beyond if not _field_values.is_target_name(n)]
     if not inputs:
@@ -234,6 +239,32 @@ def _float_targets(run: GateRun, floats: list[tuple[str, Any]]) -> Diagnosis:
     )
     diagnosis.suggestions.insert(0, f"make {name} int64: {name}.long()")
     return diagnosis
+
+
+def _uncollated(run: GateRun, samples: int) -> Diagnosis:
+    diagnosis = _report(
+        run,
+        f"the batch is {samples} separate samples, never collated: a list of"
+        " per-sample records where the model takes one stacked tensor per field",
+        set(),
+    )
+    diagnosis.suggestions.insert(
+        0,
+        "let the DataLoader's default collate stack the samples (drop a collate_fn"
+        " that returns its input), or stack them in the collate_fn (torch.stack,"
+        " a library collator)",
+    )
+    return diagnosis
+
+
+def _batch_of(run: GateRun) -> Any:
+    """A fresh batch, built once per run (None when building it raises)."""
+    if "batch" not in run.memo:
+        try:
+            run.memo["batch"] = batch_probes.fresh_batch(run)
+        except Exception:
+            run.memo["batch"] = None
+    return run.memo["batch"]
 
 
 def _fields_of(run: GateRun) -> list[tuple[str, Any]]:

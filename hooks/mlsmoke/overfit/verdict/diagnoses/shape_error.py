@@ -8,10 +8,14 @@ own assert, whose line is read when it has no message)."""
 
 from __future__ import annotations
 
+import re
+
+
 from mlsmoke.overfit.training.evidence import Evidence
 from mlsmoke.overfit.verdict import batch_probes, forward_probes
-from mlsmoke.overfit.verdict.diagnoses import _errors
+from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
+from mlsmoke.overfit.verdict.diagnoses.data_error import INDEX_BEYOND
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
 
@@ -43,6 +47,9 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return _shape_warning(run)
     if not _errors.raised_in_forward(evidence):
         return None
+    longer = _longer_than_a_table(run)
+    if longer is not None:
+        return longer
     # torch's own messages are extra evidence; the rule is a size check that failed
     if not (
         _errors.is_shape_check(evidence)
@@ -59,6 +66,39 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     else:
         lines += _trail(evidence)
     return Diagnosis(CODE, f"shapes do not match in {place}", lines, SUGGESTIONS)
+
+
+def _longer_than_a_table(run: GateRun) -> Diagnosis | None:
+    """An index past a table's rows where the batch's sequences are longer than the
+    table: the positions run out (sequences longer than max_position_embeddings),
+    whatever values the fields hold."""
+    evidence = run.evidence
+    found = re.search(INDEX_BEYOND, _errors.message(evidence))
+    if found is None:
+        return None
+    size, index = int(found.group("size")), int(found.group("index"))
+    try:
+        fields = batch_probes.batch_fields(batch_probes.fresh_batch(run))
+    except Exception:
+        return None
+    long = _field_values.sequences_longer_than(fields, size, index)
+    if not long:
+        return None
+    name, length = long[0]
+    place = _errors.where(evidence)
+    return Diagnosis(
+        CODE,
+        f"sequences of {length} positions are longer than a table of {size} in"
+        f" {place}: the model was built for at most {size} positions",
+        [f"{place} raised {_errors.raised(evidence)}"]
+        + [f"batch field {n}: {length} positions" for n, length in long],
+        [
+            f"truncate the sequences to {size} (truncation=True, max_length={size}"
+            " in the tokenizer), or build the model with more positions"
+            " (max_position_embeddings)",
+        ]
+        + SUGGESTIONS[:1],
+    )
 
 
 def _shape_warning(run: GateRun) -> Diagnosis | None:
