@@ -105,7 +105,8 @@ def test_a_list_of_per_sample_records_is_an_uncollated_batch():
     # collated batches: one tensor per field
     assert values.unstacked_samples((torch.randn(5, 4), torch.arange(5))) is None
     assert values.unstacked_samples([torch.randn(5, 4)] * 3) is None
-    assert values.unstacked_samples([({"x": 1}, 2), (3, 4), (5, 6)]) is None
+    assert values.unstacked_samples([{"x": 1}, (3, 4), (5, 6)]) is None  # mixed
+    assert values.unstacked_samples([(1, 2), (3, 4)]) is None  # two: a pair
 
 
 def test_sequences_longer_than_a_table_hold_the_failing_position():
