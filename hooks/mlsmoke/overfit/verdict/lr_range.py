@@ -61,7 +61,9 @@ def _range_test(run: GateRun) -> RangeTest:
     test = RangeTest(evidence.lr)
     if not probes.may_probe(run) or evidence.lr <= 0:
         return test
+    # one budget for every training probe of the run: what others spent is gone
     budget = PROBE_BUDGET * max(evidence.steps, MIN_BUDGET_STEPS)
+    budget -= probes.steps_spent(run)
     share = max(MIN_PROBE_STEPS, budget // PROBES_PER_BUDGET)
     length = min(run.settings.max_steps, share)
     first, second = _directions(evidence)

@@ -104,13 +104,19 @@ def without_target(run: GateRun, steps: int) -> Evidence:
     )
 
 
-def without_dropout(run: GateRun) -> Evidence:
-    """The same run with every dropout module at p = 0."""
+def steps_spent(run: GateRun) -> int:
+    """Steps the training probes of this gate run have taken so far."""
+    return sum(probe.steps for probe in run.probes)
+
+
+def without_dropout(run: GateRun, steps: int) -> Evidence:
+    """The same run with every dropout module at p = 0, for ``steps`` updates."""
     return remember(
         run,
-        "no-dropout",
+        ("no-dropout", steps),
         lambda: run.probe(
             model_factory=dropout.without_dropout(run.model_factory),
+            max_steps=steps,
             timeout=probe_timeout(run),
         ),
     )

@@ -60,6 +60,7 @@ REGISTRY: list[Diagnoser] = [
     no_gradient.diagnose,
     # it runs but does not memorize: cheap evidence first, then the probes
     nondeterministic_batch.diagnose,
+    not_learning.diagnose_dropout,  # before the lr range test it can spare
     lr_too_high.diagnose,
     non_finite.diagnose,
     lr_too_low.diagnose,

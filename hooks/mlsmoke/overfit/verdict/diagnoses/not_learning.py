@@ -25,6 +25,7 @@ from mlsmoke.overfit.verdict.result import Diagnosis
 CODE = "not-learning"
 VANISHING = 1e-6
 STRONG_WEIGHT_DECAY = 1.0
+STRONG_DROPOUT = 0.5  # a rate at which one batch may never be learned
 SAME_OUTPUT = 1e-6  # relative spread of outputs across samples that counts as none
 
 SUGGESTIONS = [
@@ -51,9 +52,6 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
     if not evidence.stopped_short():
         return None
-    held_back = _held_back_by_dropout(run)
-    if held_back is not None:
-        return held_back
     reading = curve.classify_curve(evidence.losses, evidence.target)
     if reading.shape not in (curve.PLATEAU, curve.FLOOR):
         return None
@@ -101,13 +99,17 @@ def _lower_decay(decay_lines: list[str]) -> list[str]:
     return ["lower weight_decay to the usual 0.01 to 0.1 (AdamW) or 1e-4 (SGD)"]
 
 
-def _held_back_by_dropout(run: GateRun) -> Diagnosis | None:
-    """Dropout is on, and the same run without it memorizes: the noise it adds, not
-    the model or the lr, keeps the batch from being learned."""
-    active = dropout.active_dropout(run.evidence)
-    if not active or not probes.may_probe(run):
+@diagnoser(CODE)
+def diagnose_dropout(run: GateRun) -> Diagnosis | None:
+    """Strong dropout is on, and the same run without it memorizes: the noise it
+    adds, not the model or the lr, keeps the batch from being learned. Asked before
+    the lr range test, which a run that memorizes without dropout then skips."""
+    if not run.evidence.stopped_short():
         return None
-    free = probes.without_dropout(run)
+    active = dropout.active_dropout(run.evidence)
+    if not any(p >= STRONG_DROPOUT for _, p in active) or not probes.may_probe(run):
+        return None
+    free = probes.without_dropout(run, run.settings.max_steps)
     if not probes.memorized(free):
         return None
     rates = ", ".join(f"{name} (p={p:g})" for name, p in active[:4])
