@@ -135,7 +135,7 @@ def diagnose_dropout(run: GateRun) -> Diagnosis | None:
 def blind_to_inputs(run: GateRun) -> list[str]:
     """Evidence that the model does not see its inputs: at init its output is the
     same for every sample, so the best it can learn is the labels' average; and
-    the mask-like fields (integers or booleans) that hold nothing but 0."""
+    the mask fields (integers or booleans) that hold nothing but 0."""
     capture = forward_probes.capture_forward(run)
     if capture is None:
         return []
@@ -151,8 +151,8 @@ def blind_to_inputs(run: GateRun) -> list[str]:
         " its inputs, so the most it can learn is the labels' average"
     ]
     for name, value in batch_probes.batch_fields(capture.batch):
-        if _all_zero_mask(value):
-            lines.append(f"batch field {name} is all 0: a mask that hides every input?")
+        if "mask" in name.lower() and _all_zero(value):  # token_type_ids are 0 too
+            lines.append(f"batch field {name} is all 0: a mask that hides every input")
     return lines
 
 
@@ -166,7 +166,7 @@ def _see_inputs(blind: list[str]) -> list[str]:
     ]
 
 
-def _all_zero_mask(value: object) -> bool:
+def _all_zero(value: object) -> bool:
     return (
         isinstance(value, torch.Tensor)
         and not value.is_floating_point()
