@@ -202,3 +202,18 @@ def test_a_loss_that_falls_through_zero_after_its_target_is_not_a_pass():
     evidence = run(MLP, mlp_batch, flipped_late)
     assert evidence.bound_check_from is not None
     assert evidence.losses[-1] < 0
+
+
+def test_an_error_in_the_steps_that_confirm_a_pass_keeps_the_pass():
+    reached = run(MLP, mlp_batch, mlp_loss).reached_at
+    calls = []
+
+    def fails_after_its_target(model, batch):
+        calls.append(1)
+        if len(calls) > reached + 3:  # three steps into the confirming ones
+            raise RuntimeError("a schedule that ends here")
+        return mlp_loss(model, batch)
+
+    evidence = run(MLP, mlp_batch, fails_after_its_target)
+    assert evidence.memorized and evidence.error is None
+    assert evidence.steps == evidence.reached_at == reached

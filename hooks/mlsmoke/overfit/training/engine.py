@@ -64,7 +64,10 @@ def train(
             _train(run)
             _settle_confirmed_pass(evidence)
         except (Exception, SystemExit) as error:
-            observers.record_error(run, error)
+            if _confirming(evidence):  # the target was reached; the extra steps are
+                _settle_confirmed_pass(evidence)  # the gate's check, not the project's
+            else:
+                observers.record_error(run, error)
         finally:
             evidence.seconds = time.perf_counter() - run.started
             restore_cpu_threads(run.threads)
@@ -154,10 +157,15 @@ def _confirm_steps(reached_at: int) -> int:
     return min(BOUND_CHECK_STEPS, reached_at)
 
 
+def _confirming(evidence: Evidence) -> bool:
+    """The loss reached its target above zero and has not fallen below zero since."""
+    return evidence.reached_at is not None and evidence.bound_check_from is None
+
+
 def _settle_confirmed_pass(evidence: Evidence) -> None:
     """A pass above zero that stayed above zero is the pass at the step it reached
     its target: the steps that confirmed it are dropped from the record."""
-    if evidence.reached_at is None or evidence.bound_check_from is not None:
+    if not _confirming(evidence):
         return
     end = evidence.reached_at
     del evidence.losses[end + 1 :]
