@@ -28,6 +28,29 @@ def fresh_batch(run: GateRun) -> Any:
         return run.batch_factory()
 
 
+def shared_batch(run: GateRun) -> tuple[Any, ...]:
+    """``(batch,)``: one fresh batch per gate run, shared by every diagnosis that reads
+    its values, so a data pipeline is built once, not once per question; ``()`` when
+    building it raises. The diagnoses only read it."""
+
+    def build() -> tuple[Any, ...]:
+        try:
+            return (fresh_batch(run),)
+        except Exception:
+            return ()
+
+    return remember(run, "shared-batch", build)
+
+
+def shared_fields(run: GateRun) -> list[tuple[str, Any]]:
+    """The fields of :func:`shared_batch` with their values (none when it raised)."""
+    return remember(
+        run,
+        "shared-fields",
+        lambda: [f for b in shared_batch(run) for f in batch_fields(b)],
+    )
+
+
 def differing_batch_field(run: GateRun) -> str | None:
     """The first field that differs between two calls of the batch factory under the
     same seed, or None when they agree."""

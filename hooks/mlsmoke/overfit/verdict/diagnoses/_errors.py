@@ -92,6 +92,18 @@ def is_torch_error(evidence: Evidence) -> bool:
     return evidence.error is not None and not isinstance(evidence.error, ProjectProblem)
 
 
+# An index past a table's rows, in torch's words for indexing and embedding lookups.
+INDEX_BEYOND = (
+    r"index (?P<index>-?\d+) is out of bounds for dimension \d+ with size (?P<size>\d+)"
+)
+
+
+def index_beyond(evidence: Evidence) -> tuple[int, int] | None:
+    """``(index, size)`` when the error is an index past a table of ``size`` rows."""
+    found = re.search(INDEX_BEYOND, message(evidence))
+    return None if found is None else (int(found["index"]), int(found["size"]))
+
+
 def problem_code(evidence: Evidence) -> str | None:
     """The code of a problem mlsmoke found in what the project gave (None for an error
     the project's code raised)."""

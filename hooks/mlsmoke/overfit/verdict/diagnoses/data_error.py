@@ -52,10 +52,6 @@ _TORCH_DTYPES = {
     "BFloat16": "torch.bfloat16", "Float": "torch.float32", "Double": "torch.float64",
     "Bool": "torch.bool",
 }  # fmt: skip
-# An index past a table's rows, in torch's words for indexing and embedding lookups.
-INDEX_BEYOND = (
-    r"index (?P<index>-?\d+) is out of bounds for dimension \d+ with size (?P<size>\d+)"
-)
 
 SUGGESTIONS = [
     "check the dataset's inputs first: numbers in tensors, not raw text or lists",
@@ -90,10 +86,12 @@ def diagnose_evidence(run: GateRun) -> Diagnosis | None:
     if broken:
         return _not_tensors(run, broken)
     if _errors.is_torch_error(evidence):
-        samples = _field_values.unstacked_samples(_batch_of(run))
+        samples = _field_values.unstacked_samples(
+            next(iter(batch_probes.shared_batch(run)), None)
+        )
         if samples is not None:
             return _uncollated(run, samples)
-        floats = _field_values.float_class_targets(_fields_of(run))
+        floats = _field_values.float_class_targets(batch_probes.shared_fields(run))
         if floats:
             return _float_targets(run, floats)
     missing = missing_inputs(run)
@@ -163,7 +161,8 @@ def _mismatched_dtypes(run: GateRun) -> str | None:
     found = re.search(DTYPE_PAIR, _errors.message(run.evidence))
     if found is None:
         return None
-    held = {str(value.dtype) for _, value in _fields_of(run) if _is_tensor(value)}
+    fields = batch_probes.shared_fields(run)
+    held = {str(value.dtype) for _, value in fields if _is_tensor(value)}
     first, second = found.groups()
     if _TORCH_DTYPES.get(first) in held and _TORCH_DTYPES.get(second) not in held:
         return f"{first} data where {second} is needed"
@@ -179,13 +178,14 @@ def _is_tensor(value: Any) -> bool:
 def _ids_beyond_a_table(run: GateRun) -> Diagnosis | None:
     """An index past a lookup table's rows, and the batch fields that hold such ids
     (token ids, position ids): the ids, not the model, are out of range."""
-    found = re.search(INDEX_BEYOND, _errors.message(run.evidence))
+    found = _errors.index_beyond(run.evidence)
     if found is None:
         return None
-    size, index = int(found.group("size")), int(found.group("index"))
-    if _field_values.sequences_longer_than(_fields_of(run), size, index):
+    index, size = found
+    fields = batch_probes.shared_fields(run)
+    if _field_values.sequences_longer_than(fields, size, index):
         return None  # the positions ran out: shape-error's to say
-    beyond = _field_values.fields_beyond(_fields_of(run), size, index)
+    beyond = _field_values.fields_beyond(fields, size, index)
     inputs = [(n, v) for n, v in beyond if not _field_values.is_target_name(n)]
     if not inputs:
         return None
@@ -255,21 +255,6 @@ def _uncollated(run: GateRun, samples: int) -> Diagnosis:
         " a library collator)",
     )
     return diagnosis
-
-
-def _batch_of(run: GateRun) -> Any:
-    """A fresh batch, built once per run (None when building it raises)."""
-    if "batch" not in run.memo:
-        try:
-            run.memo["batch"] = batch_probes.fresh_batch(run)
-        except Exception:
-            run.memo["batch"] = None
-    return run.memo["batch"]
-
-
-def _fields_of(run: GateRun) -> list[tuple[str, Any]]:
-    """The batch's fields with their values (a fresh batch, built once per run)."""
-    return run.memo.setdefault("batch-fields", _fields(run))
 
 
 _RUN_PHASES = ("forward", "loss", "backward", "step")
@@ -380,7 +365,7 @@ def _report(run: GateRun, summary: str, named: set[str]) -> Diagnosis:
     lines = [f"{_errors.where(evidence)} raised {_errors.raised(evidence)}"]
     if evidence.config_key == "loss":
         lines = ["the model returned no loss"]
-    fields = _fields(run)
+    fields = batch_probes.shared_fields(run)
     suspects = {name for name, _ in fields if name in named} or suspect_fields(fields)
     lines += [
         f"batch field {name}: {batch_probes.describe_value(value)}"
@@ -459,10 +444,3 @@ def _data_problem(text: str) -> str | None:
         if found:
             return template.format(*found.groups())
     return None
-
-
-def _fields(run: GateRun) -> list[tuple[str, Any]]:
-    try:
-        return batch_probes.batch_fields(batch_probes.fresh_batch(run))
-    except Exception:
-        return []

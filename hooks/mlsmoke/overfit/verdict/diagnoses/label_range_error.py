@@ -9,7 +9,6 @@ import re
 from mlsmoke.overfit.training.evidence import DEVICE_ASSERT, Evidence
 from mlsmoke.overfit.verdict import batch_probes, forward_probes, probes
 from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values
-from mlsmoke.overfit.verdict.diagnoses.data_error import INDEX_BEYOND
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -66,14 +65,11 @@ def diagnose(run: GateRun) -> Diagnosis | None:
 def _ids_not_targets_beyond(run: GateRun, evidence: Evidence) -> bool:
     """An index past a table's rows that only input fields (token or position ids)
     reach: the inputs are out of range, not the targets (data-error says so)."""
-    found = re.search(INDEX_BEYOND, _errors.message(evidence))
+    found = _errors.index_beyond(evidence)
     if found is None:
         return False
-    try:
-        fields = batch_probes.batch_fields(batch_probes.fresh_batch(run))
-    except Exception:
-        return False
-    beyond = _field_values.fields_beyond(fields, int(found.group("size")))
+    fields = batch_probes.shared_fields(run)
+    beyond = _field_values.fields_beyond(fields, found[1])
     return bool(beyond) and not any(
         _field_values.is_target_name(name) for name, _ in beyond
     )
@@ -90,11 +86,7 @@ def _ranges(run: GateRun, evidence: Evidence) -> tuple[int | None, list[str]]:
     found = re.search(r"Target (-?\d+) is out of bounds", _errors.message(evidence))
     if found:
         lines.append(f"a target holds {found.group(1)}")
-    try:
-        batch = batch_probes.fresh_batch(run)
-    except Exception:
-        return outputs, lines
-    for name, value in batch_probes.batch_fields(batch):
+    for name, value in batch_probes.shared_fields(run):
         described = batch_probes.describe_value(value)
         if "int" in described and "values" in described:
             lines.append(f"batch field {name}: {described}")

@@ -75,7 +75,11 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if step is None:
         return None
     when = "at init" if step == 0 else f"at step {step}"
-    ignored = _ignored_targets(run) if step == 0 else []
+    ignored = (
+        _field_values.ignored_targets(batch_probes.shared_fields(run))
+        if step == 0
+        else []
+    )
     if ignored:
         return _nothing_to_predict(evidence, ignored)
     lines = [f"loss {evidence.losses[step]} {when}"]
@@ -99,14 +103,6 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     return Diagnosis(
         CODE, f"the loss is {evidence.losses[step]} {when}: {kind}", lines, suggestions
     )
-
-
-def _ignored_targets(run: GateRun) -> list[tuple[str, int]]:
-    try:
-        fields = batch_probes.batch_fields(batch_probes.fresh_batch(run))
-    except Exception:
-        return []
-    return _field_values.ignored_targets(fields)
 
 
 def _nothing_to_predict(

@@ -8,14 +8,11 @@ own assert, whose line is read when it has no message)."""
 
 from __future__ import annotations
 
-import re
-
 
 from mlsmoke.overfit.training.evidence import Evidence
 from mlsmoke.overfit.verdict import batch_probes, forward_probes
 from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
-from mlsmoke.overfit.verdict.diagnoses.data_error import INDEX_BEYOND
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
 
@@ -73,14 +70,11 @@ def _longer_than_a_table(run: GateRun) -> Diagnosis | None:
     table: the positions run out (sequences longer than max_position_embeddings),
     whatever values the fields hold."""
     evidence = run.evidence
-    found = re.search(INDEX_BEYOND, _errors.message(evidence))
+    found = _errors.index_beyond(evidence)
     if found is None:
         return None
-    size, index = int(found.group("size")), int(found.group("index"))
-    try:
-        fields = batch_probes.batch_fields(batch_probes.fresh_batch(run))
-    except Exception:
-        return None
+    index, size = found
+    fields = batch_probes.shared_fields(run)
     long = _field_values.sequences_longer_than(fields, size, index)
     if not long:
         return None
@@ -147,11 +141,7 @@ def _loss_inputs(run: GateRun) -> list[str]:
         logits = forward_probes.logits_of(capture.output)
         if logits is not None:
             lines.append(f"model output: {batch_probes.describe_value(logits)}")
-    try:
-        batch = batch_probes.fresh_batch(run)
-    except Exception:
-        return lines
     return lines + [
         f"batch field {name}: {batch_probes.describe_value(value)}"
-        for name, value in batch_probes.batch_fields(batch)
+        for name, value in batch_probes.shared_fields(run)
     ]
