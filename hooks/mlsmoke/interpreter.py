@@ -59,9 +59,23 @@ print(json.dumps({"found": found, "version": list(sys.version_info[:3]), "path":
 # SIGKILL of the hook (which no handler sees) does not leave it running as an orphan.
 # Checking the hook is still there afterwards closes the race of a hook that died
 # before prctl. (Through a wrapper that forks, the parent is the wrapper.)
+#
+# The project's code must see the process that ``python -c 'import mod'`` gives it:
+# ``sys.argv == ["-c"]``, an empty ``__main__``, the project root as the working
+# directory. So mlsmoke's arguments are taken out of sys.argv before anything else runs,
+# the entry module is imported under its own name (never as ``__main__``), and the
+# working directory's "" entry leaves sys.path until mlsmoke's own imports are done: a
+# project file named json.py must not replace the standard library under mlsmoke. The
+# entry module puts the project's roots back. Its ``main(args)`` returns the exit code;
+# interpreter shutdown is skipped, since the project's code may have left non-daemon
+# threads or slow atexit handlers behind.
 _BOOTSTRAP = """\
-import importlib.util, os, runpy, sys
-package, parent, module = sys.argv.pop(1), int(sys.argv.pop(1)), sys.argv.pop(1)
+import importlib, importlib.util, os, sys
+package, parent, module = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+args = sys.argv[4:]
+sys.argv[:] = ["-c"]
+if sys.path[:1] == [""]:
+    del sys.path[0]
 if sys.platform.startswith("linux"):
     try:
         import ctypes
@@ -81,7 +95,10 @@ spec = importlib.util.spec_from_file_location(
 mlsmoke = importlib.util.module_from_spec(spec)
 sys.modules["mlsmoke"] = mlsmoke
 spec.loader.exec_module(mlsmoke)
-runpy.run_module(module, run_name="__main__", alter_sys=True)
+code = importlib.import_module(module).main(args)
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(code)
 """
 
 
@@ -248,7 +265,8 @@ def _probe(python: Path, modules: Sequence[str]) -> dict:
 
 
 def module_command(python: Path, module: str, *args: str) -> list[str]:
-    """The argv that runs ``python -m <module> args`` with this mlsmoke importable."""
+    """The argv that runs ``<module>.main(args)`` in ``python``, with this mlsmoke
+    importable and a process that looks to the project's code like ``python -c``."""
     package = str(Path(mlsmoke.__file__).resolve().parent)
     return [str(python), "-c", _BOOTSTRAP, package, str(os.getpid()), module, *args]
 

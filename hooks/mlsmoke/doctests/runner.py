@@ -1,5 +1,4 @@
-"""``python -m mlsmoke.doctests.runner REQUEST REPORT [FD]``, in the project's
-interpreter.
+"""``mlsmoke.doctests.runner.main([REQUEST, REPORT, FD])`` in the project interpreter.
 
 Started by the hook through :func:`mlsmoke.interpreter.module_command`. REQUEST is a
 JSON file naming the files and the option flags. The results go to the REPORT file as
@@ -11,20 +10,12 @@ was running.
 
 from __future__ import annotations
 
-import sys
+import json
+import os
+from pathlib import Path
 
-# Like ``python -m``, the bootstrap leaves the working directory (the project root)
-# first on sys.path: a project file named json.py or types.py would then replace the
-# standard library modules imported below. execution.py puts the project's roots back.
-if sys.path[:1] == [""]:
-    del sys.path[0]
-
-import json  # noqa: E402
-import os  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from mlsmoke.doctests.execution import option_flags, run_files  # noqa: E402
-from mlsmoke.doctests.results import results_to_json  # noqa: E402
+from mlsmoke.doctests.execution import option_flags, run_files
+from mlsmoke.doctests.results import results_to_json
 
 
 class Progress:
@@ -65,12 +56,3 @@ def main(argv: list[str]) -> int:
     results = run_files(files, Path(request["root"]), flags, progress)
     progress.file_done(results)  # also when there was no file
     return 0
-
-
-if __name__ == "__main__":
-    code = main(sys.argv[1:])
-    # The report is written. Skip interpreter shutdown: the project's code may have left
-    # non-daemon threads or slow atexit handlers behind, which would hang the commit.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)

@@ -5,6 +5,9 @@ Run by the hook through :func:`mlsmoke.interpreter.module_command`::
     python -c <bootstrap> <mlsmoke package> <hook pid> mlsmoke.overfit.process.worker \
         REQUEST RESULT [FD]
 
+The bootstrap calls :func:`main` with those arguments; the project's code sees
+``sys.argv == ["-c"]``.
+
 REQUEST is a JSON file ``{"root", "gates": [GateSettings...], "device", "stack"}``;
 the worker writes ``{"results": [Result...], "torch": {...}}`` to RESULT after each
 gate, and to the file descriptor FD when given, a line ``{"gate", "start": timeout}``
@@ -45,8 +48,8 @@ def _on_sigint(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
+def main(argv: Sequence[str]) -> int:
+    args = list(argv)
     request = json.loads(Path(args[0]).read_text())
     progress = os.fdopen(int(args[2]), "w", buffering=1) if len(args) > 2 else None
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -158,12 +161,3 @@ def _write_atomically(path: Path, data: dict[str, Any]) -> None:
     partial = path.with_name(path.name + ".partial")
     partial.write_text(json.dumps(data))
     os.replace(partial, path)
-
-
-if __name__ == "__main__":
-    code = main()
-    # The results are written. Skip interpreter shutdown: the project's code may have
-    # left non-daemon threads or slow atexit handlers behind, which would hang the hook.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
