@@ -78,7 +78,7 @@ def _capture(run: GateRun) -> ForwardCapture | None:
     model.eval()
     try:  # what was recorded before a failure still tells the output sizes
         with seeded(run), torch.no_grad(), _recording(model, capture):
-            loss = _loss_of(run, model, batch)
+            loss = loss_of(run, model, batch)
         if isinstance(loss, torch.Tensor) and loss.numel() == 1:
             capture.loss = float(loss.detach())
     except Exception:
@@ -111,7 +111,7 @@ def _recording(model: torch.nn.Module, capture: ForwardCapture) -> Iterator[None
             handle.remove()
 
 
-def _loss_of(run: GateRun, model: torch.nn.Module, batch: Any) -> Any:
+def loss_of(run: GateRun, model: torch.nn.Module, batch: Any) -> Any:
     if run.loss_fn is not None:
         return run.loss_fn(model, batch)
     return default_loss(call_model(model, batch))
@@ -173,8 +173,8 @@ def eval_outputs_differ(run: GateRun) -> bool:
                 model, batch = _fresh_model_and_batch(run)
                 model.eval()
                 with torch.no_grad():
-                    first = _as_tensor(_loss_of(run, model, batch))
-                    second = _as_tensor(_loss_of(run, model, batch))
+                    first = _as_tensor(loss_of(run, model, batch))
+                    second = _as_tensor(loss_of(run, model, batch))
         except Exception:
             return False
         if first is None or second is None:
@@ -230,7 +230,7 @@ def _trace_nonfinite(run: GateRun) -> str | None:
         handles.append(module.register_forward_hook(after(name), with_kwargs=True))
     try:
         with seeded(run), torch.no_grad():
-            loss = _loss_of(run, model, batch)
+            loss = loss_of(run, model, batch)
     except Exception:
         return None
     finally:

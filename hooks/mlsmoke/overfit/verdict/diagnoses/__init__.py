@@ -1,9 +1,10 @@
 """The registry of diagnoses: each turns a GateRun into a Diagnosis, or passes (None).
 
 Diagnosers are tried in order and the first answer wins. ``memorized`` comes first;
-then evidence before error text (what the batch held, which tensors train), then
-``config-error``; the specific causes of a failure follow; the two fallbacks,
-``train-error`` and ``not-memorized``, come last and always answer. A new diagnosis is a
+then a repair of the batch checked on a copy, then evidence before error text (what
+the batch held, which tensors train), then ``config-error``; the specific causes of a
+failure follow; the two fallbacks, ``train-error`` and ``not-memorized``, come last and
+always answer. A new diagnosis is a
 new module here plus a line in REGISTRY.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from mlsmoke.overfit.verdict.diagnoses import (
+    checked_repair,
     config_error,
     data_error,
     label_range_error,
@@ -46,6 +48,8 @@ class Diagnoser(Protocol):
 REGISTRY: list[Diagnoser] = [
     memorized.diagnose,
     wrong_objective.diagnose,  # before config-error: it explains a negative init loss
+    # a repair of the batch that made the failing step run, tried on a copy
+    checked_repair.diagnose,
     # evidence before error text: what the batch held and which tensors train
     data_error.diagnose_evidence,  # before config-error: a misnamed key loses the loss
     config_error.diagnose,
@@ -81,5 +85,5 @@ def diagnose(run: GateRun) -> Diagnosis:
         except (Exception, SystemExit):
             continue
         if found is not None:
-            return found
+            return checked_repair.annotate(run, found)
     raise AssertionError("the fallback diagnoses always answer")
