@@ -60,14 +60,30 @@ def check_text(evidence: Evidence) -> str:
     return (frames[-1].line or "") if frames else ""
 
 
+# A check of values, not sizes, whatever shapes its message also names (a
+# distribution's support check prints the value's shape beside its support).
+_VALUE_CHECK = re.compile(
+    r"within the support|invalid values?|out of (?:bounds|range)"
+    r"|must (?:lie|be) (?:in|between|within)",
+    re.IGNORECASE,
+)
+
+
+def is_value_check(text: str) -> bool:
+    """Whether ``text`` says that values, not sizes, are wrong."""
+    return bool(_VALUE_CHECK.search(text))
+
+
 def is_shape_check(evidence: Evidence) -> bool:
     """A size check failed in the forward pass or the loss: a ValueError, assert,
-    RuntimeError or IndexError whose text speaks of sizes, shapes or lengths."""
+    RuntimeError or IndexError whose text speaks of sizes, shapes or lengths, and not
+    of values outside what is allowed."""
     if not raised_in_forward(evidence):
         return False
     if not isinstance(evidence.error, CHECK_ERRORS):
         return False
-    return speaks_of_shapes(check_text(evidence))
+    text = check_text(evidence)
+    return speaks_of_shapes(text) and not is_value_check(text)
 
 
 def message(evidence: Evidence) -> str:

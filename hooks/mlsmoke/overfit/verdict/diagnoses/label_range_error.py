@@ -20,6 +20,7 @@ _MESSAGES = (
     "t >= 0 && t < n_classes",
     "cur_target >= 0 && cur_target < n_classes",
     "all elements of target should be between 0 and 1",
+    "within the support",  # a distribution's log_prob checking its value
 )
 
 SUGGESTIONS = [
@@ -55,7 +56,9 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     outputs, label_line = _ranges(run, evidence)
     lines += label_line
     summary = "class targets fall outside the model's output range"
-    if outputs is not None:
+    if _errors.mentions(evidence, ("within the support",)):
+        summary = "target values fall outside the support of the loss's distribution"
+    elif outputs is not None:
         summary += f" ({outputs} outputs)"
     if evidence.user_traceback:
         lines.append(evidence.user_traceback)

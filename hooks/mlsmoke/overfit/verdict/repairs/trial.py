@@ -34,7 +34,7 @@ _TOPIC_WORDS = {
              "long", "float", "int"),
     "range": ("bounds", "support", "out of range", "n_classes", "between 0 and",
               "index"),
-    "shape": ("shape", "size", "dimension", "multi-target", "target", "channels"),
+    "shape": ("shape", "size", "dimension", "multi-target", "channels"),
 }  # fmt: skip
 
 
@@ -78,7 +78,7 @@ def _try_all(run: GateRun, kinds: list[Proposer]) -> Trials | None:
     if _runs(run, model, batch, device):
         return None  # the control: nothing here to repair
     shape = _output_shape(run)
-    width = shape[-1] if shape else _last_layer_outputs(run)
+    width = shape[-1] if shape else _last_layer_outputs(run) or _head_width(model)
     context = Context(width, _errors.message(run.evidence), shape)
     found = Trials()
     for repair in rank(proposals(batch, context, kinds), context.message):
@@ -131,6 +131,13 @@ def _output_shape(run: GateRun) -> tuple[int, ...] | None:
     if logits is None or logits.dim() < 1:
         return None
     return tuple(logits.shape)
+
+
+def _head_width(model: torch.nn.Module) -> int | None:
+    """The outputs of the model's last linear layer: the width its output implies when
+    no forward got that far (a model's own check raised first)."""
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    return linears[-1].out_features if linears else None
 
 
 def _last_layer_outputs(run: GateRun) -> int | None:
