@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch.nn import functional as F
 
-from . import bugs, curve_bugs, models
+from . import bugs, curve_bugs, models, repair_bugs
 
 MEMORIZED = "memorized"
 
@@ -545,6 +545,76 @@ BUGS = [
         "nondeterministic-batch",
         loss=models.cross_entropy,
         bug="input noise in forward, also in eval mode",
+    ),
+    # A repair of one field, tried on a copy, makes the step run (verdict/repairs/).
+    Case(
+        "policy-one-based-actions",
+        MLP,
+        models.MLPClassifier,
+        repair_bugs.one_based_actions,
+        "label-range-error",
+        loss=repair_bugs.categorical_policy_loss,
+        says="batch[1] - 1 makes forward and loss run",
+        bug="actions numbered 1..C into a Categorical's log_prob (support 0..C-1)",
+    ),
+    Case(
+        "policy-float-action-indices",
+        MLP,
+        models.MLPClassifier,
+        repair_bugs.float_action_indices,
+        "data-error",
+        loss=repair_bugs.chosen_action_loss,
+        says="batch[1].long() makes forward and loss run",
+        bug="gather given action indices stored as float",
+    ),
+    Case(
+        "tagger-integer-multi-hot",
+        MLP,
+        models.MLPClassifier,
+        repair_bugs.integer_multi_hot,
+        "data-error",
+        loss=repair_bugs.multi_label_loss,
+        says="batch[1].float() makes forward and loss run",
+        bug="int64 multi-hot targets for binary_cross_entropy_with_logits",
+    ),
+    Case(
+        "mlp-one-hot-given-to-smoothing",
+        MLP,
+        models.MLPClassifier,
+        repair_bugs.one_hot_labels,
+        "shape-error",
+        loss=repair_bugs.label_smoothing_loss,
+        says="batch[1].argmax(-1) makes forward and loss run",
+        bug="one-hot labels given to a loss that builds its own one-hot target",
+    ),
+    Case(
+        "mlp-void-label-255",
+        MLP,
+        models.MLPClassifier,
+        repair_bugs.void_marked_labels,
+        "label-range-error",
+        loss=models.cross_entropy,
+        says="batch[1].masked_fill(batch[1] == 255, -100)",
+        bug="void pixels marked 255 where the loss ignores -100",
+    ),
+    Case(
+        "mlp-integer-mask",
+        MLP,
+        models.MLPClassifier,
+        repair_bugs.integer_padding_mask,
+        "data-error",
+        loss=repair_bugs.masked_loss,
+        says="batch[2].bool() makes forward and loss run",
+        bug="a 0/1 int64 keep-mask used as a boolean mask",
+    ),
+    Case(
+        "cnn-channels-last",
+        CNN,
+        models.CNNClassifier,
+        repair_bugs.channels_last_images,
+        "shape-error",
+        says="batch[0].permute(0, 3, 1, 2) makes forward and loss run",
+        bug="images (B, H, W, C) from an image library into Conv2d",
     ),
 ]
 

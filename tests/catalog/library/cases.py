@@ -159,7 +159,7 @@ BUGS = [
         models.resnet_classifier,
         bugs.uint8_pixels,
         "data-error",
-        says="Byte data where Float is needed",
+        says="holds pixel_values as uint8 where the step takes float32",
         bug="uint8 pixels given to a float model",
     ),
     Case(

@@ -47,6 +47,12 @@ def diagnose(run: GateRun) -> Diagnosis | None:
 
 def _fixed(run: GateRun, repair: Repair, found: Trials) -> Diagnosis:
     summary = _SUMMARIES[repair.code].format(field=repair.field)
+    held = _field_dtype(run, repair.field)
+    if repair.becomes and held:
+        summary = (
+            f"the batch holds {repair.field} as {held} where the step takes"
+            f" {repair.becomes}"
+        )
     return Diagnosis(
         repair.code,
         summary,
@@ -97,6 +103,13 @@ def _evidence(run: GateRun, repair: Repair, found: Trials) -> list[str]:
                 f"batch field {name}: {batch_probes.describe_value(value)}  <- here"
             )
     return lines
+
+
+def _field_dtype(run: GateRun, name: str) -> str | None:
+    for field, value in batch_probes.shared_fields(run):
+        if field == name and hasattr(value, "dtype"):
+            return str(value.dtype).replace("torch.", "")
+    return None
 
 
 def annotate(run: GateRun, diagnosis: Diagnosis) -> Diagnosis:

@@ -20,16 +20,23 @@ from mlsmoke.overfit.verdict.repairs.repair import (
 def propose(name: str, value: torch.Tensor, context: Context) -> Iterator[Repair]:
     field = spelled(name)
     if whole_numbers(value):
-        yield Repair(name, DATA_ERROR, f"{field}.long()", _to(torch.long),
-                     advice=("int64", "torch.long"))  # fmt: skip
+        yield _cast(name, f"{field}.long()", torch.long, ("int64", "torch.long"))
     if integral(value) and value.dtype != torch.bool:
         if value.numel() and int(value.min()) >= 0 and int(value.max()) <= 1:
-            yield Repair(name, DATA_ERROR, f"{field}.bool()", _to(torch.bool))
-        yield Repair(name, DATA_ERROR, f"{field}.float()", _to(torch.float32),
-                     advice=("inputs are float",))  # fmt: skip
+            yield _cast(name, f"{field}.bool()", torch.bool)
+        yield _cast(name, f"{field}.float()", torch.float32, ("inputs are float",))
     if value.dtype == torch.bool:
-        yield Repair(name, DATA_ERROR, f"{field}.float()", _to(torch.float32))
+        yield _cast(name, f"{field}.float()", torch.float32)
 
 
-def _to(dtype: torch.dtype):
-    return lambda tensor: tensor.to(dtype)
+def _cast(
+    name: str, written: str, dtype: torch.dtype, advice: tuple[str, ...] = ()
+) -> Repair:
+    return Repair(
+        name,
+        DATA_ERROR,
+        written,
+        lambda tensor: tensor.to(dtype),
+        advice=advice,
+        becomes=str(dtype).replace("torch.", ""),
+    )

@@ -54,6 +54,7 @@ class Repair:
     advice: tuple[str, ...] = ()
     meaning: str = ""
     topic: str = "cast"  # which words of an error make it likely: see trial.rank
+    becomes: str = ""  # what the field becomes, in a user's words (a cast's dtype)
 
     @property
     def is_hypothesis(self) -> bool:
