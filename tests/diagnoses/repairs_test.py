@@ -203,3 +203,30 @@ def test_with_field_copies_containers_and_keeps_their_types():
     swapped = trial.with_field({"a": 1, "y": y}, "y", 0)
     assert swapped == {"a": 1, "y": 0} and isinstance(swapped, dict)
     assert Context(3, "", (4, 3)).indexes_output(torch.zeros(4))
+
+
+class NoisyEval(Head):
+    """Adds a little noise from numpy's RNG (which no torch seed fixes) in eval mode
+    too, as a model with test-time augmentation does; ``batch_stats`` names the
+    dimension its input normalization reduces over."""
+
+    def __init__(self, batch_stats: int | None) -> None:
+        super().__init__()
+        self.batch_stats = batch_stats
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        import numpy
+
+        if self.batch_stats is not None:
+            x = (x - x.mean(self.batch_stats, keepdim=True)) / x.std(
+                self.batch_stats, keepdim=True
+            )
+        noise = torch.from_numpy(numpy.random.normal(0, 1e-3, size=x.shape[-1]))
+        return super().forward(x + noise.float())
+
+
+@pytest.mark.parametrize("batch_stats, warned", [(0, True), (-1, False), (None, False)])
+def test_batch_mixing_is_a_move_well_above_the_noise_floor(batch_stats, warned):
+    batch = (_features(), torch.arange(B) % CLASSES)
+    result = check(lambda: NoisyEval(batch_stats), batch, _cross_entropy, device="cpu")
+    assert ("batch-mixing" in {w.code for w in result.warnings}) is warned
