@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from mlsmoke.overfit.verdict.diagnoses import (
     config_error,
     data_error,
+    edge_list_error,
     label_range_error,
     lr_too_high,
     lr_too_low,
@@ -54,6 +55,7 @@ REGISTRY: list[Diagnoser] = [
     unregistered_parameters.diagnose,
     optimizer_mismatch.diagnose,
     # make it run: the errors, most specific first
+    edge_list_error.diagnose,  # a graph layer's edges: before ids read as labels
     label_range_error.diagnose,
     data_error.diagnose,
     shape_error.diagnose,
