@@ -419,6 +419,7 @@ def test_forward_parameters_the_batch_does_not_fill(keys, parameters, error, mis
         failed_module="",
         batch_fields=tensor_fields(*keys),
         forward_parameters=parameters,
+        batch_by_keyword=True,
     )
     run = EvidenceRun(evidence)
     assert data_error.missing_inputs(run) == missing

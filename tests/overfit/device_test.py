@@ -12,7 +12,7 @@ from torch.nn import functional as F
 
 from mlsmoke.overfit.gate import run_gate
 from mlsmoke.overfit.process.settings import GateSettings
-from mlsmoke.overfit.training import device
+from mlsmoke.overfit.training import batch_objects, device
 from mlsmoke.overfit.training.evidence import ProjectProblem
 
 
@@ -65,7 +65,7 @@ def test_batch_to_moves_tensors_through_every_container():
     assert moved["list"][1] == "text" and moved["list"][0].dtype == torch.float64
     assert isinstance(moved["features"], Features)
     assert moved["features"].values.dtype == torch.float64
-    assert len(device.tensors_in(batch)) == 4
+    assert len(batch_objects.tensors_in(batch)) == 4
 
 
 @pytest.mark.parametrize(

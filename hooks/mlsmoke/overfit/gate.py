@@ -127,6 +127,7 @@ def run_gate(
     diagnosis = _mention_timeout(diagnose(run), evidence, settings)
     result = _result(settings, evidence, diagnosis, run_checks(run))
     result.notes = adapted.run_notes() + _lr_notes(settings, adapted.module_lr)
+    result.notes += run.notes
     result.recipe = _recipe_label(settings, evidence)
     return result, run
 

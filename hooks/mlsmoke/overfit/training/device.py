@@ -7,13 +7,12 @@ assert, illegal memory access) from out-of-memory, which is reported with its fi
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from mlsmoke.overfit.training import batch_objects
 from mlsmoke.overfit.training.evidence import (
     DEVICE_ASSERT,
     ILLEGAL_MEMORY_ACCESS,
@@ -69,50 +68,51 @@ def model_to(
     return model.to(placement(device), dtype)
 
 
-def map_tensors(obj: Any, convert: Callable[[torch.Tensor], Any]) -> Any:
-    """``obj`` with every tensor inside it converted, through tuples, lists, dicts,
-    namedtuples and dataclasses; anything else is returned as it is."""
-    if isinstance(obj, torch.Tensor):
-        return convert(obj)
-    if isinstance(obj, dict):
-        return type(obj)({k: map_tensors(v, convert) for k, v in obj.items()})
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return type(obj)(*(map_tensors(v, convert) for v in obj))
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(map_tensors(v, convert) for v in obj)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        changes = {
-            f.name: map_tensors(getattr(obj, f.name), convert)
-            for f in dataclasses.fields(obj)
-            if f.init
-        }
-        return dataclasses.replace(obj, **changes)
-    if hasattr(obj, "items") and hasattr(
-        obj, "keys"
-    ):  # e.g. transformers' BatchEncoding
-        try:
-            return type(obj)({k: map_tensors(v, convert) for k, v in obj.items()})
-        except TypeError:
-            return {k: map_tensors(v, convert) for k, v in obj.items()}
-    return obj
-
-
-def tensors_in(obj: Any) -> list[torch.Tensor]:
-    found: list[torch.Tensor] = []
-    map_tensors(obj, lambda tensor: found.append(tensor) or tensor)
-    return found
-
-
-def batch_to(batch: Any, device: str, dtype: torch.dtype | None) -> Any:
-    """``batch`` on ``device``; floating tensors also cast to ``dtype`` when given."""
+def batch_to(
+    batch: Any,
+    device: str,
+    dtype: torch.dtype | None,
+    not_moved: list[str] | None = None,
+    not_cast: list[str] | None = None,
+) -> Any:
+    """``batch`` on ``device`` (batch_objects.move); floating tensors also cast to
+    ``dtype`` when given. Why an object in it stayed where it was (off the CPU) or kept
+    its dtype is said in ``not_moved`` and ``not_cast``, one line per type."""
     target = placement(device)
+    passed: list[str] = []
+    moved = batch_objects.move(batch, target, passed)
+    skipped: list[str] = []
+    if dtype is not None:
+        moved = batch_objects.converted(moved, _floats_to(dtype), skipped)
+    if not_moved is not None and device_kind(device) != "cpu":
+        not_moved += [_left_in_place(name) for name in dict.fromkeys(passed)]
+    if not_cast is not None:
+        not_cast += [_kept_dtype(name, dtype) for name in dict.fromkeys(skipped)]
+    return moved
 
-    def convert(tensor: torch.Tensor) -> torch.Tensor:
-        if dtype is not None and tensor.is_floating_point():
-            return tensor.to(target, dtype)
-        return tensor.to(target)
 
-    return map_tensors(batch, convert)
+def _floats_to(dtype: torch.dtype) -> batch_objects.Convert:
+    def cast(tensor: torch.Tensor) -> torch.Tensor:
+        return tensor.to(dtype) if tensor.is_floating_point() else tensor
+
+    return cast
+
+
+def _left_in_place(name: str) -> str:
+    return (
+        f"a {name} in the batch stayed where the batch callable put it: the gate moves"
+        " tensors, dicts, lists, tuples, namedtuples, dataclasses and objects with a"
+        f" .to(device) method, and a {name} is none of these; give it a .to(device)"
+        " that returns it moved"
+    )
+
+
+def _kept_dtype(name: str, dtype: torch.dtype | None) -> str:
+    return (
+        f"the floating tensors inside a {name} keep their dtype, not"
+        f" {str(dtype).replace('torch.', '')}: the gate could not write them back into"
+        " a copy of it"
+    )
 
 
 # Below this many parameters, one CPU thread trains faster than several: measured on

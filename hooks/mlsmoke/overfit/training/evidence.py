@@ -92,6 +92,12 @@ class Evidence:
     rerun_of: Evidence | None = None  # the CUDA run this CPU re-run replaces
     # Bookkeeping, recorded as the engine builds things (training/inventory.py):
     batch_fields: list[BatchField] = field(default_factory=list)
+    batch_by_keyword: bool = False  # a mapping: the model is called as model(**batch)
+    # What the gate could not do to the batch, and why, one line per object type: an
+    # object that stayed where the factory put it (off the CPU), and one whose floats
+    # kept their dtype in a run of another dtype (float64).
+    batch_not_moved: list[str] = field(default_factory=list)
+    batch_not_cast: list[str] = field(default_factory=list)
     forward_parameters: list[str] | None = None  # model.forward's named parameters
     optimizer_missing: list[str] = field(default_factory=list)  # model params it lacks
     optimizer_extra: list[str] = field(default_factory=list)  # tensors not the model's

@@ -14,18 +14,16 @@ from typing import Any
 
 import torch
 
+from mlsmoke.overfit.training import batch_objects
 from mlsmoke.overfit.training.evidence import BatchField
 
 
 def batch_fields(batch: Any) -> list[tuple[str, Any]]:
-    """``(name, value)`` per field: mapping keys, tuple positions, or ``batch``."""
-    if isinstance(batch, Mapping) or (
-        hasattr(batch, "keys") and hasattr(batch, "items")
-    ):
-        return [(str(k), v) for k, v in batch.items()]
+    """``(name, value)`` per field: tuple positions, mapping keys, a graph's or a
+    dataclass's or an object's attributes (batch_objects.fields), else ``batch``."""
     if isinstance(batch, (tuple, list)):
         return [(f"batch[{i}]", v) for i, v in enumerate(batch)]
-    return [("batch", batch)]
+    return batch_objects.fields(batch) or [("batch", batch)]
 
 
 def describe_value(value: Any) -> str:
@@ -59,6 +57,8 @@ def field_problem(value: Any) -> str | None:
         return "None"
     if isinstance(value, (str, bytes)):
         return f"a {type(value).__name__}"
+    if batch_objects.moves_itself(value) and batch_objects.tensors_in(value):
+        return None  # a graph, a TensorDict, a project's batch class: models take it
     if isinstance(value, Mapping):
         inner = [field_problem(item) for item in value.values()]
         return _nested(type(value).__name__, inner)

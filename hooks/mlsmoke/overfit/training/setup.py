@@ -3,17 +3,14 @@ project's factories, moved to the run's device and dtype, and recorded as eviden
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 
 from mlsmoke.overfit.training import bookkeeping, instruments, inventory
-from mlsmoke.overfit.training.device import (
-    batch_to,
-    limit_cpu_threads,
-    model_to,
-    tensors_in,
-)
+from mlsmoke.overfit.training.batch_objects import tensors_in
+from mlsmoke.overfit.training.device import batch_to, limit_cpu_threads, model_to
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.training.objective import describe
 from mlsmoke.overfit.training.recipe import Recipe, as_recipe
@@ -59,6 +56,7 @@ def build_batch(run: TrainingRun) -> Any:
     evidence = run.evidence
     batch = run.batch_factory()
     evidence.batch_fields = inventory.safe_inventory(batch)
+    evidence.batch_by_keyword = isinstance(batch, Mapping)  # objective.call_model
     tensors = tensors_in(batch)
     if not tensors:
         raise ProjectProblem(
@@ -70,7 +68,11 @@ def build_batch(run: TrainingRun) -> Any:
         evidence.batch_size = int(tensors[0].shape[0])
     dtype = dtype_of(evidence)
     run.batch = batch_to(
-        batch, evidence.device, None if dtype == torch.float32 else dtype
+        batch,
+        evidence.device,
+        None if dtype == torch.float32 else dtype,
+        evidence.batch_not_moved,
+        evidence.batch_not_cast,
     )
     return run.batch
 

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from mlsmoke.overfit.training.determinism import deterministic
-from mlsmoke.overfit.training.device import map_tensors
+from mlsmoke.overfit.training.batch_objects import tensors_in
 from mlsmoke.overfit.training.inventory import batch_fields, describe_value
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.probes import remember
@@ -81,9 +81,7 @@ def same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return same_tensor(a, b)
-    flat_a, flat_b = [], []
-    map_tensors(a, lambda t: flat_a.append(t) or t)
-    map_tensors(b, lambda t: flat_b.append(t) or t)
+    flat_a, flat_b = tensors_in(a), tensors_in(b)
     if flat_a or flat_b:
         return len(flat_a) == len(flat_b) and all(map(_same, flat_a, flat_b))
     return bool(a == b)

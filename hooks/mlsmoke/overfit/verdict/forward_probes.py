@@ -11,7 +11,8 @@ from typing import Any
 
 import torch
 
-from mlsmoke.overfit.training.device import batch_to, map_tensors, placement
+from mlsmoke.overfit.training.batch_objects import tensors_in
+from mlsmoke.overfit.training.device import batch_to, placement
 from mlsmoke.overfit.training.objective import call_model, default_loss
 from mlsmoke.overfit.verdict.batch_probes import batch_fields, seeded
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -202,14 +203,14 @@ def _trace_nonfinite(run: GateRun) -> str | None:
             model, batch = _fresh_model_and_batch(run)
     except Exception:
         return None
-    if any(_nonfinite(t) for t in _tensors(batch)):
+    if any(_nonfinite(t) for t in tensors_in(batch)):
         return "the batch"
     running: list[str] = []
     found: list[str] = []
 
     def before(name: str) -> Callable:
         def hook(module: Any, args: tuple, kwargs: dict) -> None:
-            if not found and any(_nonfinite(t) for t in _tensors((args, kwargs))):
+            if not found and any(_nonfinite(t) for t in tensors_in((args, kwargs))):
                 found.append(running[-1] if running else "")
             running.append(name)
 
@@ -219,7 +220,7 @@ def _trace_nonfinite(run: GateRun) -> str | None:
         def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> None:
             if running and running[-1] == name:
                 running.pop()
-            if not found and any(_nonfinite(t) for t in _tensors(output)):
+            if not found and any(_nonfinite(t) for t in tensors_in(output)):
                 found.append(name)
 
         return hook
@@ -241,12 +242,6 @@ def _trace_nonfinite(run: GateRun) -> str | None:
     if isinstance(loss, torch.Tensor) and _nonfinite(loss):
         return "the loss"
     return None
-
-
-def _tensors(obj: Any) -> list[torch.Tensor]:
-    found: list[torch.Tensor] = []
-    map_tensors(obj, lambda t: found.append(t) or t)
-    return found
 
 
 def _nonfinite(tensor: torch.Tensor) -> bool:

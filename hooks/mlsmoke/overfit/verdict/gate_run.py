@@ -29,6 +29,8 @@ class GateRun:
     # The probes' answers, one per question (probes.remember); they live as long as
     # the run, so a probe's model and batch are freed with it.
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+    # What a probe or check could not look at, and why (shown with -v).
+    notes: list[str] = field(default_factory=list)
 
     def probe(self, **overrides: Any) -> Evidence:
         """Train again with the same factories; ``overrides`` are train()'s keywords,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from mlsmoke.overfit.verdict.checks import (
     batch_mixing,
+    batch_not_moved,
     degenerate_batch,
     dropout_active,
     init_loss,
@@ -26,6 +27,7 @@ Check = Callable[["GateRun"], "list[Warning]"]
 
 REGISTRY: list[Check] = [
     init_loss.check,
+    batch_not_moved.check,
     degenerate_batch.check,
     batch_mixing.check,
     dropout_active.check,

@@ -16,6 +16,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     checked_repair,
     config_error,
     data_error,
+    edge_list_error,
     label_range_error,
     lr_too_high,
     lr_too_low,
@@ -58,6 +59,7 @@ REGISTRY: list[Diagnoser] = [
     unregistered_parameters.diagnose,
     optimizer_mismatch.diagnose,
     # make it run: the errors, most specific first
+    edge_list_error.diagnose,  # a graph layer's edges: before ids read as labels
     label_range_error.diagnose,
     data_error.diagnose,
     shape_error.diagnose,

@@ -32,6 +32,12 @@ def float_class_targets(fields: Iterable[tuple[str, Any]]) -> list[tuple[str, An
     ]
 
 
+def whole_float_fields(fields: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Float tensors of whole numbers, whatever their name: where torch says a target
+    has the wrong dtype, these are the class indices stored as floats."""
+    return [(name, value) for name, value in fields if _whole_floats(value)]
+
+
 def ignored_targets(fields: Iterable[tuple[str, Any]]) -> list[tuple[str, int]]:
     """Integer target fields in which every value is negative: no class index, only
     the ignore index (-100) a loss skips; with their value."""

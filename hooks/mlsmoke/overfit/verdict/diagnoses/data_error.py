@@ -23,6 +23,7 @@ from mlsmoke.overfit.verdict.result import Diagnosis
 
 CODE = "data-error"
 
+TARGET_DTYPE = "targets of the wrong dtype"
 _KINDS = (
     (r"must be Tensor, not (\w+)", "a {0} where a tensor is needed"),
     (r"unexpected keyword argument '(\w+)'", "a key the model does not take: {0!r}"),
@@ -33,7 +34,7 @@ _KINDS = (
     ),
     (r"'indices' to have one of the following scalar types", "float token ids"),
     (r"index out of range in self", "ids beyond an embedding's size"),
-    (r"expected target dtype to be (\w+)", "targets of the wrong dtype"),
+    (r"expected target dtype to be (\w+)", TARGET_DTYPE),
     (r"expected scalar type (\w+) but found (\w+)", "{1} data where {0} is needed"),
     (r"must have the same dtype", "inputs of the wrong dtype"),
     (r"found dtype (\w+) but expected (\w+)", "{0} data where {1} is needed"),
@@ -147,6 +148,10 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if beyond is not None:
         return beyond
     kind = _mismatched_dtypes(run) or _data_problem(str(evidence.error))
+    if kind == TARGET_DTYPE:  # the field, whatever its name (a TensorDict's "action")
+        floats = _field_values.whole_float_fields(batch_probes.shared_fields(run))
+        if len(floats) == 1:
+            return _float_targets(run, floats)
     if kind is None and isinstance(evidence.error, KeyError):
         kind = f"a missing key: {evidence.error}"
     if kind is None:
@@ -354,9 +359,7 @@ def missing_inputs(run: GateRun) -> list[str]:
 
 def _by_keyword(evidence: Evidence) -> bool:
     """The batch was a mapping (its fields are keys, not positions)."""
-    return not any(
-        f.name == "batch" or f.name.startswith("batch[") for f in evidence.batch_fields
-    )
+    return evidence.batch_by_keyword
 
 
 def _report(run: GateRun, summary: str, named: set[str]) -> Diagnosis:

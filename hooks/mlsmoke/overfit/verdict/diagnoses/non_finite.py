@@ -98,6 +98,9 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     lines.append(float64_line)
     kind = "a precision problem" if precision else "a logic error, not precision"
     suggestions = PRECISION_SUGGESTIONS if precision else LOGIC_SUGGESTIONS
+    if precision is None:
+        kind = "precision or logic, which float64 could not tell"
+        suggestions = LOGIC_SUGGESTIONS + PRECISION_SUGGESTIONS
     if step > 0:
         suggestions = suggestions + TRAINING_SUGGESTIONS
     return Diagnosis(
@@ -124,9 +127,12 @@ def _nothing_to_predict(
     )
 
 
-def _precision_verdict(run: GateRun, step: int) -> tuple[bool, str]:
-    """Whether float64 gets past where float32 broke, and the line that says so."""
+def _precision_verdict(run: GateRun, step: int) -> tuple[bool | None, str]:
+    """Whether float64 gets past where float32 broke, and the line that says so;
+    None when the float64 run kept float32 data in the batch (it cannot tell)."""
     wide = probes.in_float64(run)
+    if wide.batch_not_cast:
+        return None, f"the float64 re-run cannot tell: {wide.batch_not_cast[0]}"
     if wide.error is not None:
         return False, f"in float64 the run raised {type(wide.error).__name__}"
     wide_step = curve.first_nonfinite(wide.losses)
