@@ -34,7 +34,11 @@ def catalog_section() -> Section:
 
 def report(quick: bool = False) -> dict:
     machine = {key: f"<{key}>" for key in MACHINE_KEYS}
-    return {"quick": quick, "machine": machine, "sections": [catalog_section().to_json()]}
+    return {
+        "quick": quick,
+        "machine": machine,
+        "sections": [catalog_section().to_json()],
+    }
 
 
 def test_nested_tables_survive_the_json_report() -> None:
@@ -73,7 +77,7 @@ def test_main_writes_the_docs_page_and_refuses_a_quick_run(
 
 
 def test_the_committed_page_is_the_writers_output() -> None:
-    """docs/benchmarks.md is written by ``python -m benchmarks.publish``, not by hand."""
+    """docs/benchmarks.md is what ``python -m benchmarks.publish`` writes."""
     text = (ROOT / "docs" / "benchmarks.md").read_text()
     assert text.startswith(publish.INTRO + "\nMachine: ")
     headings = [line for line in text.splitlines() if line.startswith("#")]
