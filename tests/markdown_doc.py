@@ -74,16 +74,19 @@ def anchors(text: str) -> set[str]:
 
 
 def links(text: str) -> list[tuple[int, str]]:
-    """(line number, target) of every inline and reference link outside code."""
+    """(line number, target) of every inline and reference link outside code; a
+    link's text may span lines."""
     prose, _ = split_fences(text)
-    found = []
-    for number, line in enumerate(prose, start=1):
-        line = INLINE_CODE.sub("", line)
-        found += [(number, match.group(2)) for match in LINK.finditer(line)]
+    lines = [INLINE_CODE.sub("", line) for line in prose]
+    joined = "\n".join(lines)
+    found = [(match.start(2), match.group(2)) for match in LINK.finditer(joined)]
+    offset = 0
+    for line in lines:
         reference = REFERENCE.match(line)
         if reference:
-            found.append((number, reference.group(1)))
-    return found
+            found.append((offset + reference.start(1), reference.group(1)))
+        offset += len(line) + 1
+    return [(joined.count("\n", 0, at) + 1, target) for at, target in sorted(found)]
 
 
 def shell_commands(block: Block) -> list[list[str]]:

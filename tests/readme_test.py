@@ -94,13 +94,15 @@ def test_the_link_check_finds_what_is_broken(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
         "# Page\n\n[ok](other.md#toolx-keys) [self](#page) [web](https://x.invalid)\n"
-        "[gone](missing.md) [bad](other.md#nope) [bad self](#nope)\n"
+        "[gone](missing.md) [bad](other.md#nope) [bad self](#nope) [a link\n"
+        "over two lines](gone.md)\n"
         "```\n[in code](missing.md)\n```\n`[inline](missing.md)`\n"
     )
     assert broken_links(page, root=tmp_path) == [
         "page.md:4: missing.md: no such file in the repository",
         "page.md:4: other.md#nope: no heading with that anchor",
         "page.md:4: #nope: no heading with that anchor",
+        "page.md:5: gone.md: no such file in the repository",
     ]
 
 
