@@ -1,8 +1,8 @@
-"""Write the last full benchmark report into README.md's benchmarks section.
+"""Write the last full benchmark report into docs/benchmarks.md.
 
-``python -m benchmarks.readme [REPORT.json]`` (default: ``results/latest.json``)
-replaces what lies between the section's markers, so the README always quotes one
-run, on the machine it names.
+``python -m benchmarks.publish [REPORT.json]`` (default: ``results/latest.json``)
+rewrites the whole page, so the docs always quote one run, on the machine it names.
+Every other page links to its tables instead of copying them.
 """
 
 from __future__ import annotations
@@ -14,26 +14,25 @@ from pathlib import Path
 from benchmarks.report import Section
 
 HERE = Path(__file__).resolve().parent
-README = HERE.parent / "README.md"
-BEGIN, END = "<!-- benchmarks: begin -->", "<!-- benchmarks: end -->"
-PLACEHOLDER = "<!-- SECTION: benchmarks -->"
-# Tables the README leaves out; they are in the full report (one row per case).
+PAGE = HERE.parent / "docs" / "benchmarks.md"
+# Tables the page leaves out; they are in the full report (one row per case).
 REPORT_ONLY = ": every case"
 
 INTRO = """\
-## Benchmarks
+# Benchmarks
 
 `make bench` (`python -m benchmarks`; under 15 minutes on 2 cores) runs every
 comparison side by side in one run and writes `benchmarks/results/latest.md` and
 `.json`; `make bench-quick` (`--quick`, under 2 minutes) skips the slow parts and says
-so, and the test suite runs it once. Ratios are the figures; absolute times are
-context, since the machine is shared and noisy. The last full run:
+so, and the test suite runs it once. `python -m benchmarks.publish` then rewrites this
+page from `latest.json`. Ratios are the figures; absolute times are context, since the
+machine is shared and noisy. The last full run:
 """
 
 
 def render(report: dict) -> str:
     machine = report["machine"]
-    lines = [BEGIN, INTRO]
+    lines = [INTRO]
     lines.append(
         f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['os']},"
         f" Python {machine['python']}, torch {machine['torch']}, Lightning"
@@ -44,18 +43,8 @@ def render(report: dict) -> str:
     for data in report["sections"]:
         section = Section.from_json(data)
         section.tables = [t for t in section.tables if REPORT_ONLY not in t.title]
-        lines.append(section.to_markdown())
-    lines.append(END)
+        lines.append(section.to_markdown(level=2))
     return "\n".join(lines)
-
-
-def replace_section(readme: str, block: str) -> str:
-    if BEGIN in readme and END in readme:
-        before, rest = readme.split(BEGIN, 1)
-        return before + block + rest.split(END, 1)[1]
-    if PLACEHOLDER not in readme:
-        raise SystemExit(f"{README}: neither {PLACEHOLDER} nor {BEGIN} found")
-    return readme.replace(PLACEHOLDER, block, 1)
 
 
 def main(argv: list[str]) -> int:
@@ -63,8 +52,8 @@ def main(argv: list[str]) -> int:
     report = json.loads(source.read_text())
     if report["quick"]:
         raise SystemExit(f"{source} is a --quick run: quote a full one")
-    README.write_text(replace_section(README.read_text(), render(report)))
-    print(f"README.md: benchmarks section rewritten from {source}")
+    PAGE.write_text(render(report))
+    print(f"{PAGE.relative_to(HERE.parent)}: rewritten from {source}")
     return 0
 
 
