@@ -87,7 +87,7 @@ def run_gate(
     """
     trainer = train if deadline is None else _within(deadline, train)
     try:
-        loaded = factories if factories is not None else _load_factories(settings)
+        loaded = factories if factories is not None else load_factories(settings)
         resolved_device = resolve_device(device or settings.device)
     except FactoryImportError as error:
         return _config_error(settings, error.key, str(error), error.traceback), None
@@ -96,13 +96,13 @@ def run_gate(
         return _config_error(settings, None, f"{key}: {error}"), None
     try:
         adapted = adapt(
-            loaded, settings.seed, _names(settings), "optimizer" in settings.unset
+            loaded, settings.seed, factory_names(settings), "optimizer" in settings.unset
         )
     except ProjectProblem as error:
         key = settings.key_path(error.config_key or "model")
         return _config_error(settings, key, str(error)), None
     loaded = adapted.factories
-    build_optimizer = adapted.recipe_factory or _optimizer_factory(
+    build_optimizer = adapted.recipe_factory or recipe_factory_for(
         settings, loaded.get("optimizer")
     )
     if adapted.recipe_factory is not None and "lr" in settings.unset:
@@ -148,7 +148,7 @@ def _lr_notes(settings: GateSettings, module_lr: float | None) -> list[str]:
     return []
 
 
-def _names(settings: GateSettings) -> dict[str, str]:
+def factory_names(settings: GateSettings) -> dict[str, str]:
     """How ``-v`` names the model and batch callables."""
     if settings.where == "api":
         return {"model": "check()'s model", "batch": "check()'s batch"}
@@ -183,7 +183,7 @@ def _mention_timeout(
     return diagnosis
 
 
-def _load_factories(settings: GateSettings) -> dict[str, Callable[..., Any]]:
+def load_factories(settings: GateSettings) -> dict[str, Callable[..., Any]]:
     loaded = {
         "model": load_callable(settings.model, settings.key_path("model")),
         "batch": load_callable(settings.batch, settings.key_path("batch")),
@@ -197,7 +197,7 @@ def _load_factories(settings: GateSettings) -> dict[str, Callable[..., Any]]:
     return loaded
 
 
-def _optimizer_factory(settings: GateSettings, project: Callable | None) -> Callable:
+def recipe_factory_for(settings: GateSettings, project: Callable | None) -> Callable:
     name = settings.optimizer if settings.optimizer in OPTIMIZERS else "adam"
     source = settings.optimizer if ":" in settings.optimizer else None
     return optimizer_factory(name, project, DEFAULT_LR[name], source)

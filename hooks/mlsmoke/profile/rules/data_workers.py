@@ -1,0 +1,44 @@
+"""The step waits for data, and the loader has no worker processes or too few.
+
+Threshold: the TensorBoard profiler plugin's, a data wait above 5% of the step.
+Silent when the loader already has a worker per CPU: more workers cannot help then.
+"""
+
+from __future__ import annotations
+
+from mlsmoke.profile.figures import Figures
+from mlsmoke.profile.phases import DATA_WAIT
+from mlsmoke.profile.rules import Recommendation, percent
+
+NAME = "data-workers"
+DATA_SHARE = 0.05
+
+
+def check(figures: Figures) -> Recommendation | None:
+    share = figures.share(DATA_WAIT)
+    loader = figures.loader
+    if share <= DATA_SHARE:
+        return None
+    wait = figures.split[DATA_WAIT]
+    measured = (
+        f"the step waits {wait * 1e3:.1f} ms for data: {percent(share)} of it"
+        f" (threshold {percent(DATA_SHARE)})"
+    )
+    suggested = max(min(loader.cpu_count, 8), 2)
+    if loader.num_workers is None:
+        return Recommendation(
+            NAME,
+            measured + f"; the batches come from a {loader.kind} ({loader.where}),"
+            " made in the training process",
+            f"return a torch.utils.data.DataLoader(..., num_workers={suggested})"
+            f" from {loader.where}, so that batches are made while the step runs",
+        )
+    if loader.num_workers >= loader.cpu_count:
+        return None
+    return Recommendation(
+        NAME,
+        measured + f", with num_workers={loader.num_workers} on"
+        f" {loader.cpu_count} CPUs",
+        f"DataLoader(num_workers={suggested}, persistent_workers=True) in"
+        f" {loader.where}",
+    )
