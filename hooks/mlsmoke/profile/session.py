@@ -99,7 +99,7 @@ def _profile(settings: GateSettings, request: Request, root: Path) -> Figures:
     if adapted.recipe_factory is not None and "lr" in settings.unset:
         settings = dataclasses.replace(settings, lr=None)
     factories = adapted.factories
-    where = f"{settings.key_path('batch')} ({settings.batch})"
+    where = _where(settings.batch, loaded["batch"], root)
     stream = BatchStream(loaded["batch"], where, adapted.batch_source.module)
     loop = _Loop(settings, factories, device, stream)
     loop.recipe_factory = adapted.recipe_factory or recipe_factory_for(
@@ -379,7 +379,7 @@ def _top_ops(profiler: Any, cuda: bool) -> list[dict[str, Any]]:
     rows = []
     for average in profiler.key_averages():
         name = average.key
-        if name.startswith((phases.PREFIX, trace.STEP_PREFIX)):
+        if name.startswith((phases.PREFIX, trace.STEP_PREFIX.rstrip("#"))):
             continue
         self_cpu = float(average.self_cpu_time_total)
         self_device = float(getattr(average, "self_device_time_total", 0.0) or 0.0)
@@ -400,7 +400,7 @@ def _peak_memory(device: str) -> tuple[int, str]:
     if device_kind(device) == "cuda":
         return int(torch.cuda.max_memory_allocated(device)), "tensors on the device"
     kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(kib) * 1024, "the process (resident set)"
+    return int(kib) * 1024, "resident set of the process"
 
 
 def _device_name(device: str) -> str:
@@ -423,6 +423,19 @@ def _source_of(function: Any) -> str:
         return f"{inspect.getsourcefile(function)}:{number}"
     except (OSError, TypeError):
         return ""
+
+
+def _where(spec: str, factory: Any, root: Path) -> str:
+    """The batch callable as a user finds it: ``mypkg.data:loader (src/mypkg/data.py:12)``."""
+    source = _source_of(factory)
+    if not source:
+        return spec
+    path, _, line = source.rpartition(":")
+    try:
+        path = str(Path(path).resolve().relative_to(root.resolve()))
+    except ValueError:
+        pass
+    return f"{spec} ({path}:{line})"
 
 
 def _lines(text: str | None) -> list[str]:

@@ -1,7 +1,9 @@
 """The step waits for data, and the loader has no worker processes or too few.
 
-Threshold: the TensorBoard profiler plugin's, a data wait above 5% of the step.
-Silent when the loader already has a worker per CPU: more workers cannot help then.
+Threshold: the TensorBoard profiler plugin's, a data wait above 5% of the step, and
+at least 1 ms a step: a batch handed over by a worker process costs a few hundred µs
+itself, so a worker cannot win back less. Silent when the loader already has a worker
+per CPU: more workers cannot help then.
 """
 
 from __future__ import annotations
@@ -12,17 +14,18 @@ from mlsmoke.profile.rules import Recommendation, percent
 
 NAME = "data-workers"
 DATA_SHARE = 0.05
+DATA_SECONDS = 1e-3
 
 
 def check(figures: Figures) -> Recommendation | None:
     share = figures.share(DATA_WAIT)
     loader = figures.loader
-    if share <= DATA_SHARE:
+    wait = figures.split.get(DATA_WAIT, 0.0)
+    if share <= DATA_SHARE or wait < DATA_SECONDS:
         return None
-    wait = figures.split[DATA_WAIT]
     measured = (
         f"the step waits {wait * 1e3:.1f} ms for data: {percent(share)} of it"
-        f" (threshold {percent(DATA_SHARE)})"
+        f" (thresholds {percent(DATA_SHARE)} and {DATA_SECONDS * 1e3:g} ms)"
     )
     suggested = max(min(loader.cpu_count, 8), 2)
     if loader.num_workers is None:
