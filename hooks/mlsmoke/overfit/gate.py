@@ -96,7 +96,10 @@ def run_gate(
         return _config_error(settings, None, f"{key}: {error}"), None
     try:
         adapted = adapt(
-            loaded, settings.seed, factory_names(settings), "optimizer" in settings.unset
+            loaded,
+            settings.seed,
+            factory_names(settings),
+            "optimizer" in settings.unset,
         )
     except ProjectProblem as error:
         key = settings.key_path(error.config_key or "model")

@@ -30,10 +30,25 @@ def read(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
         if not isinstance(data.get("gates"), dict):
-            raise ValueError("no \"gates\" table")
+            raise ValueError('no "gates" table')
         return data
     except (ValueError, AttributeError) as error:
         raise ConfigError(f"{path}: not a profile record: {error}") from None
+
+
+def require(path: Path, gates: list[str]) -> None:
+    """UsageError unless ``path`` holds a record of every gate in ``gates``."""
+    recorded = read(path)["gates"]
+    for gate in gates:
+        if not recorded.get(gate):
+            raise UsageError(_no_record(path, gate, "any device"))
+
+
+def _no_record(path: Path, gate: str, device: str) -> str:
+    return (
+        f"{path}: no record for gate {gate!r} on {device};"
+        " run mlsmoke profile --record on this device first"
+    )
 
 
 def record(path: Path, figures: Figures) -> None:
@@ -60,10 +75,7 @@ def check(path: Path, figures: Figures, tolerance: float) -> tuple[bool, list[st
     data = read(path)
     recorded = data["gates"].get(figures.gate, {}).get(figures.device_name)
     if recorded is None:
-        raise UsageError(
-            f"{path}: no record for gate {figures.gate!r} on {figures.device_name!r};"
-            " run mlsmoke profile --record on this device first"
-        )
+        raise UsageError(_no_record(path, figures.gate, repr(figures.device_name)))
     before = float(recorded["steps_per_second"])
     now = figures.steps_per_second
     change = now / before - 1 if before else 0.0
@@ -88,9 +100,12 @@ def _changed_split(recorded: dict[str, Any], figures: Figures) -> list[str]:
         old = float(recorded["split"].get(phase, 0.0))
         old_share = old / old_step if old_step else 0.0
         share = figures.share(phase)
-        mark = "  <- changed" if abs(share - old_share) >= SHARE_CHANGE or (
-            old and seconds / old >= 1 + SHARE_CHANGE * 4
-        ) else ""
+        mark = (
+            "  <- changed"
+            if abs(share - old_share) >= SHARE_CHANGE
+            or (old and seconds / old >= 1 + SHARE_CHANGE * 4)
+            else ""
+        )
         lines.append(
             f"    {LABELS.get(phase, phase):<15}{old * 1e3:9.2f} ms {old_share:4.0%}"
             f"  ->{seconds * 1e3:9.2f} ms {share:4.0%}{mark}"

@@ -20,7 +20,11 @@ from typing import Any
 
 from mlsmoke.config import find_project_root
 from mlsmoke.errors import UsageError
-from mlsmoke.interpreter import configured_python, first_that_imports, project_candidates
+from mlsmoke.interpreter import (
+    configured_python,
+    first_that_imports,
+    project_candidates,
+)
 from mlsmoke.overfit.process.main import check_writable, finite
 from mlsmoke.overfit.process.settings import (
     GateSettings,
@@ -126,8 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = find_project_root()
     gates = select_gates(load_gates(root), args.gate)
     record_file = Path(args.baseline) if args.baseline else root / baseline.FILE_NAME
-    if args.check:
-        baseline.read(record_file)  # a broken record fails before anything runs
+    if args.check:  # a broken or missing record fails before anything runs
+        baseline.require(record_file, [gate.name for gate in gates])
     exit_code, report = 0, []
     for gate in gates:
         outcome = _profile_one(root, gate, args, len(gates) > 1)
@@ -192,8 +196,10 @@ def _ended_early(
         )
         return {"gate": gate.name, "status": "timeout", "message": message,
                 "evidence": evidence}  # fmt: skip
-    how = f"was killed by signal {-end.code}" if end.code < 0 else (
-        f"exited with code {end.code}"
+    how = (
+        f"was killed by signal {-end.code}"
+        if end.code < 0
+        else (f"exited with code {end.code}")
     )
     return {"gate": gate.name, "status": "killed",
             "message": f"{python} {how} before the profile finished",
@@ -227,4 +233,3 @@ def _write_json(path: Path, outcomes: list[dict[str, Any]]) -> None:
         path.write_text(json.dumps(finite(outcomes), indent=2) + "\n")
     except OSError as error:
         raise UsageError(f"--json {path}: cannot write: {error.strerror}") from None
-

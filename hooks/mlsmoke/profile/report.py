@@ -10,9 +10,7 @@ from mlsmoke.profile.rules import Recommendation, percent
 OPEN_TRACE = "open it at https://ui.perfetto.dev (or chrome://tracing)"
 
 
-def summary(
-    figures: Figures, recommendations: list[Recommendation], trace: str
-) -> str:
+def summary(figures: Figures, recommendations: list[Recommendation], trace: str) -> str:
     lines = [f"profile {figures.gate}: {_headline(figures)}"]
     lines.append(
         f"  {figures.steps} steps profiled after {figures.warmup} warm-up, on"

@@ -48,7 +48,12 @@ from mlsmoke.profile import phases, trace
 from mlsmoke.profile.batches import BatchStream
 from mlsmoke.profile.figures import Figures, Gpu, Optimizer, SyncPoint
 
-OK, CONFIG_ERROR, DATA_ERROR, TRAIN_ERROR = "ok", "config-error", "data-error", "train-error"
+OK, CONFIG_ERROR, DATA_ERROR, TRAIN_ERROR = (
+    "ok",
+    "config-error",
+    "data-error",
+    "train-error",
+)
 TOP_OPS = 10
 
 
@@ -66,7 +71,9 @@ class Failed(Exception):
         self.status, self.message, self.evidence = status, message, evidence or []
 
 
-def profile_gate(settings: GateSettings, request: Request, root: Path) -> dict[str, Any]:
+def profile_gate(
+    settings: GateSettings, request: Request, root: Path
+) -> dict[str, Any]:
     """``{"gate", "status", "message", "evidence", "figures"}`` for one gate."""
     outcome: dict[str, Any] = {"gate": settings.name, "status": OK}
     try:
@@ -91,7 +98,10 @@ def _profile(settings: GateSettings, request: Request, root: Path) -> Figures:
         raise Failed(CONFIG_ERROR, f"{key}: {error}") from None
     try:
         adapted = adapt(
-            loaded, settings.seed, factory_names(settings), "optimizer" in settings.unset
+            loaded,
+            settings.seed,
+            factory_names(settings),
+            "optimizer" in settings.unset,
         )
     except ProjectProblem as error:
         key = settings.key_path(error.config_key or "model")
@@ -228,13 +238,16 @@ class _Loop:
             tables["top"] = _top_ops(profiler, cuda)
 
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-        with _sync_points(root, cuda) as syncs, profile(
-            activities=activities,
-            schedule=schedule(wait=0, warmup=1, active=request.steps, repeat=1),
-            on_trace_ready=ready,
-            record_shapes=True,
-            experimental_config=_sync_events() if cuda else None,
-        ) as profiler:
+        with (
+            _sync_points(root, cuda) as syncs,
+            profile(
+                activities=activities,
+                schedule=schedule(wait=0, warmup=1, active=request.steps, repeat=1),
+                on_trace_ready=ready,
+                record_shapes=True,
+                experimental_config=_sync_events() if cuda else None,
+            ) as profiler,
+        ):
             for _ in range(request.steps + 1):
                 self.step()
                 profiler.step()
@@ -248,9 +261,9 @@ class _Loop:
             warmup=request.warmup,
             batch_size=self.batch_size,
             steps_per_second=steps_per_second,
-            profiled_steps_per_second=1 / measured.step_seconds
-            if measured.step_seconds
-            else 0.0,
+            profiled_steps_per_second=(
+                1 / measured.step_seconds if measured.step_seconds else 0.0
+            ),
             step_seconds=measured.step_seconds,
             split=measured.split,
             loader=self.stream.loader(),
@@ -290,9 +303,7 @@ def _to_device(batch: Any, device: str) -> Any:
     target = placement(device)
     if device_kind(device) == "cpu":
         return batch
-    return map_tensors(
-        batch, lambda t: t.to(target, non_blocking=bool(t.is_pinned()))
-    )
+    return map_tensors(batch, lambda t: t.to(target, non_blocking=bool(t.is_pinned())))
 
 
 def _synchronize(device: str) -> None:
@@ -414,7 +425,9 @@ def _device_name(device: str) -> str:
                 break
     except OSError:
         pass
-    return f"{device_kind(device)}: {model or platform.processor() or platform.machine()}"
+    return (
+        f"{device_kind(device)}: {model or platform.processor() or platform.machine()}"
+    )
 
 
 def _source_of(function: Any) -> str:
@@ -440,4 +453,3 @@ def _where(spec: str, factory: Any, root: Path) -> str:
 
 def _lines(text: str | None) -> list[str]:
     return [text] if text else []
-

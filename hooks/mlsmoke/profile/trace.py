@@ -127,7 +127,7 @@ def measure(events: Iterable[dict[str, Any]]) -> Measured:
         if s.cat == "cpu_op" and s.name in ZERO_FILLS and _inside(s, zero_grad)
     )
     measured = Measured(len(steps), step_seconds, split, fills / count)
-    if any(s.cat == "kernel" for s in found):
+    if any(s.cat in DEVICE_CATS for s in found):
         measured.gpu = _device_figures(found, steps, windows, count)
     return measured
 
@@ -155,7 +155,13 @@ def innermost(parents: list[Span], children: list[Span]) -> dict[int, Span]:
     stacks: dict[Any, list[Span]] = {}
     order = [(p.start, 0, i) for i, p in enumerate(parents)]
     order += [(c.start, 1, i) for i, c in enumerate(children)]
-    order.sort(key=lambda item: (item[0], item[1], -parents[item[2]].end if item[1] == 0 else 0))
+    order.sort(
+        key=lambda item: (
+            item[0],
+            item[1],
+            -parents[item[2]].end if item[1] == 0 else 0,
+        )
+    )
     for time, kind, i in order:
         tid = parents[i].tid if kind == 0 else children[i].tid
         stack = stacks.setdefault(tid, [])
@@ -190,12 +196,12 @@ def _device_figures(
         return call_index[id(launched[event.args.get("correlation")])]
 
     optimizer_kernels = sum(
-        1
-        for k in kernels
-        if _phase(phase_of_call.get(launcher(k))) == "optimizer_step"
+        1 for k in kernels if _phase(phase_of_call.get(launcher(k))) == "optimizer_step"
     )
     fp32_matmul = sum(
-        k.duration for k in kernels if _input_type(op_of_call.get(launcher(k))) == FLOAT32
+        k.duration
+        for k in kernels
+        if _input_type(op_of_call.get(launcher(k))) == FLOAT32
     )
     copies = [s for s in device if s.cat == "gpu_memcpy" and "HtoD" in s.name]
     pageable = sum(c.duration for c in copies if "Pageable" in c.name)
@@ -213,7 +219,9 @@ def _device_figures(
         if (s.cat == "cuda_sync" or (s.cat in RUNTIME_CATS and s.name in SYNC_CALLS))
         and windows.holds(s.start)
     ]
-    reduced = sum(1 for op in ops if op.name in MATMUL_OPS and _input_type(op) in REDUCED)
+    reduced = sum(
+        1 for op in ops if op.name in MATMUL_OPS and _input_type(op) in REDUCED
+    )
     window = max(end - start, 1e-9)
     return {
         "utilization": min(busy_time / window, 1.0),
@@ -221,9 +229,9 @@ def _device_figures(
         "idle_seconds": sum(gaps) / count / 1e6,
         "longest_gap_seconds": max(gaps, default=0.0) / 1e6,
         "kernels_per_step": len(kernels) / count,
-        "median_kernel_us": statistics.median([k.duration for k in kernels])
-        if kernels
-        else 0.0,
+        "median_kernel_us": (
+            statistics.median([k.duration for k in kernels]) if kernels else 0.0
+        ),
         "optimizer_kernels_per_step": optimizer_kernels / count,
         "h2d_copies_per_step": len(copies) / count,
         "pageable_h2d_seconds": pageable / count / 1e6,

@@ -33,5 +33,5 @@ def check(figures: Figures) -> Recommendation | None:
         f" {gpu.name} (sm_{major}{minor}, TF32 tensor cores) with TF32 off and no"
         " autocast",
         'torch.set_float32_matmul_precision("high") at the start of training, or'
-        " the forward under torch.autocast(\"cuda\", dtype=torch.bfloat16)",
+        ' the forward under torch.autocast("cuda", dtype=torch.bfloat16)',
     )
