@@ -196,8 +196,8 @@ def test_a_busy_gpu_or_long_kernels_are_silent() -> None:
 
 
 def test_zero_filled_gradients_fire_at_the_projects_zero_grad() -> None:
-    optimizer = dataclasses.replace(figures().optimizer,
-                                    zero_grad_where="src/mypkg/optim.py:30")  # fmt: skip
+    where = "src/mypkg/optim.py:30"
+    optimizer = dataclasses.replace(figures().optimizer, zero_grad_where=where)
     found = zero_grad.check(figures(zero_grad_fills=12, optimizer=optimizer))
     assert found is not None and "set_to_none=True" in found.change
     assert "src/mypkg/optim.py:30" in found.change and "12" in found.measured

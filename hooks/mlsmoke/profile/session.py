@@ -111,10 +111,10 @@ def _profile(settings: GateSettings, request: Request, root: Path) -> Figures:
     factories = adapted.factories
     where = _where(settings.batch, loaded["batch"], root)
     stream = BatchStream(loaded["batch"], where, adapted.batch_source.module)
-    loop = _Loop(settings, factories, device, stream)
-    loop.recipe_factory = adapted.recipe_factory or recipe_factory_for(
+    recipe_factory = adapted.recipe_factory or recipe_factory_for(
         settings, loaded.get("optimizer")
     )
+    loop = _Loop(settings, factories, device, stream, recipe_factory)
     try:
         loop.build()
         return loop.measure(request, root)
@@ -131,19 +131,21 @@ class _Loop:
         factories: dict[str, Callable[..., Any]],
         device: str,
         stream: BatchStream,
+        recipe_factory: Callable[..., Any],
     ) -> None:
         self.settings, self.device, self.stream = settings, device, stream
-        self.factories = factories
-        self.recipe_factory: Callable[..., Any] = factories.get("optimizer")  # type: ignore[assignment]
+        self.factories, self.recipe_factory = factories, recipe_factory
         self.run: TrainingRun | None = None
         self.step_index = 0
         self.batch_size: int | None = None
 
     def build(self) -> None:
         evidence = Evidence(device=self.device, lr=self.settings.lr or 0.0)
-        run = TrainingRun(evidence, self.factories["model"], self.stream.next,
-                          self.factories.get("loss"), self.recipe_factory,
-                          self.settings.lr, 1.0, None, None, float("inf"), None)  # fmt: skip
+        run = TrainingRun(
+            evidence, self.factories["model"], self.stream.next,
+            self.factories.get("loss"), self.recipe_factory, self.settings.lr,
+            1.0, None, None, float("inf"), None,
+        )  # fmt: skip
         torch.manual_seed(self.settings.seed)
         with self._failing_as(TRAIN_ERROR, "building the model"):
             setup.build_model(run)
@@ -439,7 +441,8 @@ def _source_of(function: Any) -> str:
 
 
 def _where(spec: str, factory: Any, root: Path) -> str:
-    """The batch callable as a user finds it: ``mypkg.data:loader (src/mypkg/data.py:12)``."""
+    """The batch callable as a user finds it, e.g.
+    ``mypkg.data:loader (src/mypkg/data.py:12)``."""
     source = _source_of(factory)
     if not source:
         return spec
