@@ -11,7 +11,9 @@ from conftest import make_project, run_profile
 
 from mlsmoke.profile.phases import PHASES, range_name
 
-ITEM_SLEEP = 0.002  # x 10 samples: 20 ms of data a step
+# One sample a batch: one sleep a step in the data as in the forward, so that the
+# late wake-ups of a busy machine fall on both alike.
+ITEM_SLEEP = 0.02  # 20 ms of data a step
 FORWARD_SLEEP = 0.02  # 20 ms of forward a step
 KNOWN_DATA_SHARE = 0.5
 STEPS = ("--steps", "8", "--warmup", "3")
@@ -23,7 +25,7 @@ def test_a_loader_without_workers_shows_its_share_and_fires_the_workers_rule(
     trace = project / "step.json.gz"
     run = run_profile(
         project, *STEPS, "--trace", str(trace),
-        ITEM_SLEEP=str(ITEM_SLEEP), FORWARD_SLEEP=str(FORWARD_SLEEP),
+        ITEM_SLEEP=str(ITEM_SLEEP), FORWARD_SLEEP=str(FORWARD_SLEEP), BATCH="1",
     )  # fmt: skip
     assert run.code == 0, run.stdout + run.stderr
     shares = run.outcome["figures"]["shares"]
@@ -40,7 +42,7 @@ def test_a_loader_without_workers_shows_its_share_and_fires_the_workers_rule(
 def test_with_workers_the_workers_rule_is_silent(project: Path) -> None:
     run = run_profile(
         project, *STEPS, ITEM_SLEEP=str(ITEM_SLEEP / 2),
-        FORWARD_SLEEP=str(FORWARD_SLEEP), WORKERS="2",
+        FORWARD_SLEEP=str(FORWARD_SLEEP), BATCH="1", WORKERS="2",
     )  # fmt: skip
     assert run.code == 0, run.stdout + run.stderr
     assert "data-workers" not in run.rules

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 ITEM_SLEEP = float(os.environ.get("ITEM_SLEEP", "0"))  # seconds per sample
 FORWARD_SLEEP = float(os.environ.get("FORWARD_SLEEP", "0"))  # seconds per forward
 WORKERS = int(os.environ.get("WORKERS", "0"))
-BATCH = 10
+BATCH = int(os.environ.get("BATCH", "10"))
 
 
 class SleepyDataset(torch.utils.data.Dataset):
