@@ -24,21 +24,14 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
-from mlsmoke.overfit.gate import (
-    FactoryImportError,
-    factory_names,
-    load_factories,
-    recipe_factory_for,
-)
+from mlsmoke.overfit.gate import NotConfigured, prepare
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.training import instruments, setup
 from mlsmoke.overfit.training.adapters.lightning_module import overrides
-from mlsmoke.overfit.training.adapters.plan import adapt
 from mlsmoke.overfit.training.device import (
     device_kind,
     map_tensors,
     placement,
-    resolve_device,
     restore_cpu_threads,
     tensors_in,
 )
@@ -88,33 +81,16 @@ def profile_gate(
 
 def _profile(settings: GateSettings, request: Request, root: Path) -> Figures:
     try:
-        loaded = load_factories(settings)
-    except FactoryImportError as error:
-        raise Failed(CONFIG_ERROR, f"{error.key}: {error}", _lines(error.traceback))
-    try:
-        device = resolve_device(request.device or settings.device)
-    except ProjectProblem as error:
-        key = "--device" if request.device else settings.key_path("device")
-        raise Failed(CONFIG_ERROR, f"{key}: {error}") from None
-    try:
-        adapted = adapt(
-            loaded,
-            settings.seed,
-            factory_names(settings),
-            "optimizer" in settings.unset,
-        )
-    except ProjectProblem as error:
-        key = settings.key_path(error.config_key or "model")
-        raise Failed(CONFIG_ERROR, f"{key}: {error}") from None
-    if adapted.recipe_factory is not None and "lr" in settings.unset:
-        settings = dataclasses.replace(settings, lr=None)
-    factories = adapted.factories
-    where = _where(settings.batch, loaded["batch"], root)
-    stream = BatchStream(loaded["batch"], where, adapted.batch_source.module)
-    recipe_factory = adapted.recipe_factory or recipe_factory_for(
-        settings, loaded.get("optimizer")
-    )
-    loop = _Loop(settings, factories, device, stream, recipe_factory)
+        prepared = prepare(settings, request.device)
+    except NotConfigured as error:
+        summary = f"{error.key}: {error}" if error.key else str(error)
+        raise Failed(CONFIG_ERROR, summary, _lines(error.traceback)) from None
+    settings, adapted = prepared.settings, prepared.adapted
+    batch_callable = prepared.loaded["batch"]  # the loader, not its first batch
+    where = _where(settings.batch, batch_callable, root)
+    stream = BatchStream(batch_callable, where, adapted.batch_source.module)
+    loop = _Loop(settings, adapted.factories, prepared.device, stream,
+                 prepared.build_optimizer)  # fmt: skip
     try:
         loop.build()
         return loop.measure(request, root)
