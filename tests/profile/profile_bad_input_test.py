@@ -64,3 +64,25 @@ def test_a_trace_path_that_is_not_gzipped_json_is_a_usage_error(
 ) -> None:
     run = run_profile(project, "--trace", str(project / "trace.txt"))
     assert run.code == 2 and ".json.gz" in run.stderr
+
+
+def test_a_loader_that_never_returns_is_killed_at_the_timeout_with_its_workers(
+    project: Path,
+) -> None:
+    pids = project / "pids.txt"
+    run = run_profile(project, "--timeout", "4", WORKERS="1", HANG_PID_FILE=str(pids))
+    assert run.code == 1, run.stdout + run.stderr
+    assert "timeout: no profile within the timeout (4 s, --timeout)" in run.stdout
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert started  # the DataLoader's worker process read the sample
+    assert not [pid for pid in started if _running(pid)]
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs: a killed process whose parent died may wait as a zombie
+    for init to reap it, and that is not running."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status

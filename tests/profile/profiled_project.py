@@ -14,6 +14,7 @@ ITEM_SLEEP = float(os.environ.get("ITEM_SLEEP", "0"))  # seconds per sample
 FORWARD_SLEEP = float(os.environ.get("FORWARD_SLEEP", "0"))  # seconds per forward
 WORKERS = int(os.environ.get("WORKERS", "0"))
 BATCH = int(os.environ.get("BATCH", "10"))
+HANG_PID_FILE = os.environ.get("HANG_PID_FILE", "")
 
 
 class SleepyDataset(torch.utils.data.Dataset):
@@ -21,6 +22,10 @@ class SleepyDataset(torch.utils.data.Dataset):
         return 100_000
 
     def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        if HANG_PID_FILE:  # a sample that never comes, in the process that reads it
+            with open(HANG_PID_FILE, "a") as pids:
+                pids.write(f"{os.getpid()}\n")
+            time.sleep(3600)
         if ITEM_SLEEP:
             time.sleep(ITEM_SLEEP)
         return torch.randn(8), index % 3

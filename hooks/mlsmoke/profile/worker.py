@@ -4,7 +4,7 @@ Run by the command through :func:`mlsmoke.overfit.process.spawn.spawn`, as the g
 worker is: REQUEST RESULT FD. REQUEST is ``{"root", "gate": GateSettings, "steps",
 "warmup", "trace", "device", "timeout"}``; the outcome of ``session.profile_gate``
 goes to RESULT, and ``{"gate", "start": timeout}`` to FD when the profile starts, which
-gives it ``timeout`` seconds before the command kills it.
+once torch is imported, gives it ``timeout`` seconds before the command kills it.
 """
 
 from __future__ import annotations
@@ -25,20 +25,17 @@ def main(argv: Sequence[str]) -> int:
     root = Path(request["root"])
     enter_project(root)
     settings = GateSettings.from_json(request["gate"])
-    with os.fdopen(fd, "w", buffering=1) as progress:
-        progress.write(
-            json.dumps({"gate": settings.name, "start": request["timeout"]}) + "\n"
-        )
     try:
+        # torch is imported before the profile's time starts, as for the gate
         from mlsmoke.profile.session import Request, profile_gate
 
-        outcome = profile_gate(
-            settings,
-            Request(
-                request["steps"], request["warmup"], request["trace"], request["device"]
-            ),
-            root,
+        with os.fdopen(fd, "w", buffering=1) as progress:
+            start = {"gate": settings.name, "start": request["timeout"]}
+            progress.write(json.dumps(start) + "\n")
+        asked = Request(
+            request["steps"], request["warmup"], request["trace"], request["device"]
         )
+        outcome = profile_gate(settings, asked, root)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     partial = Path(result_path + ".partial")
