@@ -80,3 +80,26 @@ def test_frames_of_installed_packages_and_mlsmoke_are_not_the_projects() -> None
     stack = traceback.extract_stack()
     assert session.project_frame(stack, HERE).filename == __file__
     assert session.project_frame(stack, Path("/nonexistent")) is None
+
+
+def test_a_lightning_data_module_is_iterated_and_named_at_train_dataloader(
+    tmp_path: Path, monkeypatch
+) -> None:
+    pytest.importorskip("lightning")
+    overfit_tests = HERE.parent / "overfit"
+    monkeypatch.syspath_prepend(str(overfit_tests))
+    settings = GateSettings(
+        name="default",
+        model="lightning_project:Classifier",
+        batch="lightning_project:datamodule",
+        device="cpu",
+        unset=["optimizer", "lr"],
+    )
+    request = session.Request(3, 1, str(tmp_path / "trace.json.gz"))
+    outcome = session.profile_gate(settings, request, overfit_tests)
+    assert outcome["status"] == "ok", outcome
+    figures = Figures.from_json(outcome["figures"])
+    assert figures.loader.kind == "DataModule.train_dataloader() (DataLoader)"
+    assert figures.loader.where.startswith("DataModule.train_dataloader() (")
+    assert figures.optimizer.name == "AdamW"  # configure_optimizers' recipe
+    assert figures.split["data_wait"] > 0 and figures.split["backward"] > 0

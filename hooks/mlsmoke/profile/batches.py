@@ -8,6 +8,7 @@ returns a batch is called once per step.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 from typing import Any
@@ -73,18 +74,31 @@ class BatchStream:
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
         if self.source is None:
             return Loader("batch callable", self.where, cpu_count=cpus)
-        source = self.source
+        source, where = self.source, self.where
         kind = type(source).__name__
         if self.datamodule is not None:
-            kind = f"{type(self.datamodule).__name__}.train_dataloader() ({kind})"
+            method = f"{type(self.datamodule).__name__}.train_dataloader()"
+            kind = f"{method} ({kind})"
+            where = f"{method}{_at(type(self.datamodule).train_dataloader)}"
         workers = getattr(source, "num_workers", None)
         pin = getattr(source, "pin_memory", None)
         size = getattr(source, "batch_size", None)
         return Loader(
             kind,
-            self.where,
+            where,
             num_workers=workers if isinstance(workers, int) else None,
             pin_memory=pin if isinstance(pin, bool) else None,
             batch_size=size if isinstance(size, int) else None,
             cpu_count=cpus,
         )
+
+
+def _at(function: Any) -> str:
+    """`` (path:line)`` of ``function``'s definition, relative to the project root
+    (the working directory), or "" when it has no source."""
+    try:
+        _, line = inspect.getsourcelines(function)
+        path = inspect.getsourcefile(function)
+    except (OSError, TypeError):
+        return ""
+    return f" ({os.path.relpath(path)}:{line})" if path else ""
