@@ -160,6 +160,9 @@ def test_nightly_gpu_workflow_stays_off_until_a_runner_is_registered(
         for command in commands
     )
     assert any("pytest -m slow" in command for command in commands)
+    assert any(
+        "mlsmoke profile --device cuda --check" in command for command in commands
+    )
 
 
 def test_precommit_config_wires_every_hook_and_skips_two_on_precommit_ci(

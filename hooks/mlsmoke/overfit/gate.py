@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlsmoke.overfit.training import instruments
-from mlsmoke.overfit.training.adapters.plan import adapt
+from mlsmoke.overfit.training.adapters.plan import Adapted, adapt
 from mlsmoke.overfit.training.device import resolve_device
 from mlsmoke.overfit.training.engine import StepCallback, train
 from mlsmoke.overfit.verdict.checks import run_checks
@@ -30,12 +30,60 @@ from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
 RERUN_ON_CPU = (DEVICE_ASSERT, ILLEGAL_MEMORY_ACCESS)
 
 
-class FactoryImportError(Exception):
-    """A ``package.module:callable`` key that does not resolve; names the key."""
+class NotConfigured(Exception):
+    """What the configuration names cannot be trained: ``key`` is the config key to
+    fix (None when the message names it), ``traceback`` the project's, if any."""
 
-    def __init__(self, key: str, message: str, traceback: str | None = None):
+    def __init__(self, key: str | None, message: str, traceback: str | None = None):
         super().__init__(message)
         self.key, self.traceback = key, traceback
+
+
+class FactoryImportError(NotConfigured):
+    """A ``package.module:callable`` key that does not resolve; names the key."""
+
+
+@dataclasses.dataclass
+class Prepared:
+    """A gate ready to train: its factories with the adapters they need, the device,
+    and the recipe factory; ``settings`` with lr None when a LightningModule's own
+    recipe trains at its own lr."""
+
+    settings: GateSettings
+    loaded: dict[str, Callable[..., Any]]  # as configured, before the adapters
+    adapted: Adapted
+    device: str
+    build_optimizer: Callable[..., Any]
+
+
+def prepare(
+    settings: GateSettings,
+    device: str | None,
+    factories: dict[str, Callable[..., Any]] | None = None,
+) -> Prepared:
+    """Load the factories, resolve the device, adapt; NotConfigured naming the key."""
+    try:
+        loaded = factories if factories is not None else load_factories(settings)
+        resolved_device = resolve_device(device or settings.device)
+    except ProjectProblem as error:
+        key = "--device" if device else settings.key_path("device")
+        raise NotConfigured(None, f"{key}: {error}") from None
+    try:
+        adapted = adapt(
+            loaded,
+            settings.seed,
+            factory_names(settings),
+            "optimizer" in settings.unset,
+        )
+    except ProjectProblem as error:
+        key = settings.key_path(error.config_key or "model")
+        raise NotConfigured(key, str(error)) from None
+    build_optimizer = adapted.recipe_factory or recipe_factory_for(
+        settings, loaded.get("optimizer")
+    )
+    if adapted.recipe_factory is not None and "lr" in settings.unset:
+        settings = dataclasses.replace(settings, lr=None)  # the module's own lr
+    return Prepared(settings, loaded, adapted, resolved_device, build_optimizer)
 
 
 def load_callable(spec: str, key: str) -> Callable[..., Any]:
@@ -87,26 +135,12 @@ def run_gate(
     """
     trainer = train if deadline is None else _within(deadline, train)
     try:
-        loaded = factories if factories is not None else _load_factories(settings)
-        resolved_device = resolve_device(device or settings.device)
-    except FactoryImportError as error:
+        prepared = prepare(settings, device, factories)
+    except NotConfigured as error:
         return _config_error(settings, error.key, str(error), error.traceback), None
-    except ProjectProblem as error:
-        key = "--device" if device else settings.key_path("device")
-        return _config_error(settings, None, f"{key}: {error}"), None
-    try:
-        adapted = adapt(
-            loaded, settings.seed, _names(settings), "optimizer" in settings.unset
-        )
-    except ProjectProblem as error:
-        key = settings.key_path(error.config_key or "model")
-        return _config_error(settings, key, str(error)), None
-    loaded = adapted.factories
-    build_optimizer = adapted.recipe_factory or _optimizer_factory(
-        settings, loaded.get("optimizer")
-    )
-    if adapted.recipe_factory is not None and "lr" in settings.unset:
-        settings = dataclasses.replace(settings, lr=None)  # the module's own lr
+    settings, adapted = prepared.settings, prepared.adapted
+    loaded, build_optimizer = adapted.factories, prepared.build_optimizer
+    resolved_device = prepared.device
     evidence = _train(
         trainer, settings, loaded, build_optimizer, resolved_device, on_step
     )
@@ -149,7 +183,7 @@ def _lr_notes(settings: GateSettings, module_lr: float | None) -> list[str]:
     return []
 
 
-def _names(settings: GateSettings) -> dict[str, str]:
+def factory_names(settings: GateSettings) -> dict[str, str]:
     """How ``-v`` names the model and batch callables."""
     if settings.where == "api":
         return {"model": "check()'s model", "batch": "check()'s batch"}
@@ -184,7 +218,7 @@ def _mention_timeout(
     return diagnosis
 
 
-def _load_factories(settings: GateSettings) -> dict[str, Callable[..., Any]]:
+def load_factories(settings: GateSettings) -> dict[str, Callable[..., Any]]:
     loaded = {
         "model": load_callable(settings.model, settings.key_path("model")),
         "batch": load_callable(settings.batch, settings.key_path("batch")),
@@ -198,7 +232,7 @@ def _load_factories(settings: GateSettings) -> dict[str, Callable[..., Any]]:
     return loaded
 
 
-def _optimizer_factory(settings: GateSettings, project: Callable | None) -> Callable:
+def recipe_factory_for(settings: GateSettings, project: Callable | None) -> Callable:
     name = settings.optimizer if settings.optimizer in OPTIMIZERS else "adam"
     source = settings.optimizer if ":" in settings.optimizer else None
     return optimizer_factory(name, project, DEFAULT_LR[name], source)

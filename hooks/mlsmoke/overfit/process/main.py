@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.device is not None:
         device_name(args.device, "--device")
     if args.json:
-        _check_writable(Path(args.json))
+        check_writable(Path(args.json))
     root = find_project_root()
     gates = select_gates(load_gates(root, args.tier), args.gate)
     cache = PassCache(root)
@@ -195,14 +195,14 @@ def _by_interpreter(gates: list[GateSettings]) -> list[list[GateSettings]]:
 
 
 def _write_json(path: Path, results: list[Result]) -> None:
-    data = [_finite(result.to_json()) for result in results]
+    data = [finite(result.to_json()) for result in results]
     try:
         path.write_text(json.dumps(data, indent=2) + "\n")
     except OSError as error:
         raise UsageError(f"--json {path}: cannot write: {error.strerror}") from None
 
 
-def _check_writable(path: Path) -> None:
+def check_writable(path: Path) -> None:
     """Fail before any gate runs when the --json file cannot be written: open it as
     the write will (so that a read-only file system and root both tell the truth),
     and remove it again if it was not there."""
@@ -219,14 +219,14 @@ def _check_writable(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _finite(value: object) -> object:
+def finite(value: object) -> object:
     """``value`` with NaN and infinities as strings: the JSON file stays standard."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [finite(v) for v in value]
     return value
 
 

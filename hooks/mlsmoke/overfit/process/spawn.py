@@ -89,7 +89,7 @@ def _run_once(
             )
         )
         output = Path(scratch, "output.txt")
-        end = _spawn(root, python, gates, [str(request), str(answer)], output)
+        end = spawn(root, python, gates, [str(request), str(answer)], output)
         end.output = output.read_text(errors="replace")
         end.stack = stack.read_text(errors="replace") if stack.exists() else ""
         if verbose and end.output:
@@ -108,13 +108,19 @@ def _read_answer(answer: Path) -> tuple[list[Result], dict[str, Any]]:
         return [], {}
 
 
-def _spawn(
-    root: Path, python: Path, gates: list[GateSettings], args: list[str], output: Path
+def spawn(
+    root: Path,
+    python: Path,
+    gates: list[GateSettings],
+    args: list[str],
+    output: Path,
+    module: str = "mlsmoke.overfit.process.worker",
 ) -> WorkerEnd:
+    """Run ``module``'s main(args + [progress fd]) in ``python``, in a process group
+    of its own, under the watchdog: each ``{"gate", "start": timeout}`` line it sends
+    gives it that long; Ctrl-C, SIGTERM and SIGHUP are passed on and it is reaped."""
     read_end, write_end = os.pipe()
-    command = module_command(
-        python, "mlsmoke.overfit.process.worker", *args, str(write_end)
-    )
+    command = module_command(python, module, *args, str(write_end))
     with output.open("wb") as sink:
         try:
             worker = ProcessGroup(

@@ -54,7 +54,7 @@ def main(argv: Sequence[str]) -> int:
     progress = os.fdopen(int(args[2]), "w", buffering=1) if len(args) > 2 else None
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
-    _enter_project(Path(request["root"]))
+    enter_project(Path(request["root"]))
     stack = open(request["stack"], "w") if request.get("stack") else None
     try:
         from mlsmoke.overfit.gate import run_gate
@@ -114,7 +114,7 @@ def _send(stream: IO[str] | None, event: dict[str, Any]) -> None:
         pass
 
 
-def _enter_project(root: Path) -> None:
+def enter_project(root: Path) -> None:
     """Make the project's code importable the way its own scripts see it."""
     os.chdir(root)
     for directory in (root / "src", root):

@@ -75,12 +75,18 @@ def describe_source(source: Any) -> str:
 def first_batch(source: Any, name: str) -> Any:
     """The first batch of ``source``: a data module's training loader's, or an
     iterable's."""
+    loader, name = training_loader(source, name)
+    return _draw(loader, name)
+
+
+def training_loader(source: Any, name: str) -> tuple[Any, str]:
+    """What to draw batches from, and its name: a data module's training loader,
+    after ``prepare_data()`` and ``setup("fit")``, else ``source`` itself."""
     if is_datamodule(source):
         source.prepare_data()
         source.setup("fit")
-        loader = source.train_dataloader()
-        return _draw(loader, f"{name}'s train_dataloader()")
-    return _draw(source, name)
+        return source.train_dataloader(), f"{name}'s train_dataloader()"
+    return source, name
 
 
 def _draw(source: Any, name: str) -> Any:
@@ -94,10 +100,10 @@ def _draw(source: Any, name: str) -> Any:
             config_key="batch",
         ) from None
     finally:
-        _close(source, iterator)
+        close_iterator(source, iterator)
 
 
-def _close(source: Any, iterator: Any) -> None:
+def close_iterator(source: Any, iterator: Any) -> None:
     """Stop the iterator's worker processes (a DataLoader with workers) and close a
     generator, so that one draw leaves nothing running."""
     shutdown = getattr(iterator, "_shutdown_workers", None)

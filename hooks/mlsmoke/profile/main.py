@@ -1,0 +1,234 @@
+"""``mlsmoke profile``: profile the project's training step, say where the time goes
+and what to change, and keep a trace.
+
+Exit codes: 0 profiled (and, with ``--check``, steps/s held); 1 the project's code
+failed (``data-error``, ``train-error``, a timeout or a killed worker) or ``--check``
+found steps/s fell beyond the tolerance; 2 usage, configuration or environment errors
+(a config key, a device that is not there, ``--steps 0``, no record to check against).
+This side never imports torch: the profile runs in the project's interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mlsmoke.config import find_project_root
+from mlsmoke.errors import UsageError
+from mlsmoke.interpreter import (
+    configured_python,
+    first_that_imports,
+    project_candidates,
+)
+from mlsmoke.overfit.process.main import check_writable, finite
+from mlsmoke.overfit.process.settings import (
+    GateSettings,
+    device_name,
+    load_gates,
+    select_gates,
+)
+from mlsmoke.overfit.process.spawn import spawn
+from mlsmoke.profile import baseline
+from mlsmoke.profile.figures import Figures
+from mlsmoke.profile.report import summary
+from mlsmoke.profile.rules import recommend
+from mlsmoke.scratch import scratch_directory
+
+DEFAULT_STEPS = 20
+DEFAULT_WARMUP = 5
+DEFAULT_TIMEOUT = 600.0
+WORKER = "mlsmoke.profile.worker"
+# The outcome statuses that are the project's code failing (exit 1); the rest exit 2.
+PROJECT_FAILURES = ("data-error", "train-error", "timeout", "killed")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    return 0 if text.strip() == "0" else _positive_int(text)
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1), got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mlsmoke profile",
+        description="Profile the project's training step (the overfit gate's model,"
+        " loss and recipe, on its real loader): where the time goes, what to change,"
+        " and a Chrome/Perfetto trace.",
+    )
+    parser.add_argument("--gate", metavar="NAME", help="profile only this gate")
+    parser.add_argument(
+        "--steps", type=_positive_int, default=DEFAULT_STEPS, metavar="N",
+        help=f"profiled steps (default {DEFAULT_STEPS})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--warmup", type=_count, default=DEFAULT_WARMUP, metavar="N",
+        help=f"steps before measuring (default {DEFAULT_WARMUP})",
+    )  # fmt: skip
+    parser.add_argument("--device", metavar="D", help="auto, cpu, cuda, cuda:N or mps")
+    parser.add_argument(
+        "--trace", metavar="PATH",
+        help="where the trace goes (.json.gz; default: the temporary directory)",
+    )  # fmt: skip
+    parser.add_argument("--json", metavar="PATH", help="every figure, as JSON")
+    kept = parser.add_mutually_exclusive_group()
+    kept.add_argument(
+        "--record", action="store_true",
+        help=f"store steps/s and the split for this device in {baseline.FILE_NAME}",
+    )  # fmt: skip
+    kept.add_argument(
+        "--check", action="store_true",
+        help="fail when steps/s fell more than the tolerance from the record",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tolerance", type=_fraction, default=baseline.DEFAULT_TOLERANCE,
+        metavar="F", help="--check's allowed fall of steps/s (default 0.2)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--baseline", metavar="PATH",
+        help=f"the record file (default: {baseline.FILE_NAME} at the project root)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+        help=f"for each gate's profile (default {DEFAULT_TIMEOUT:g})",
+    )  # fmt: skip
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.device is not None:
+        device_name(args.device, "--device")
+    if args.json:
+        check_writable(Path(args.json))
+    if args.trace and not args.trace.endswith(".json.gz"):
+        raise UsageError(f"--trace {args.trace}: the trace is a .json.gz file")
+    if args.trace:
+        check_writable(Path(args.trace))
+    root = find_project_root()
+    gates = select_gates(load_gates(root), args.gate)
+    record_file = Path(args.baseline) if args.baseline else root / baseline.FILE_NAME
+    if args.check:  # a broken or missing record fails before anything runs
+        baseline.require(record_file, [gate.name for gate in gates])
+    exit_code, report = 0, []
+    for gate in gates:
+        outcome = _profile_one(root, gate, args, len(gates) > 1)
+        exit_code = max(exit_code, _show(outcome, args, record_file))
+        report.append(outcome)
+    if args.json:
+        _write_json(Path(args.json), report)
+    return exit_code
+
+
+def _trace_path(asked: str | None, gate: str, several: bool) -> str:
+    """--trace as given for one gate, with each gate's name for several; else a file
+    in the temporary directory."""
+    if asked is None:
+        return str(Path(tempfile.gettempdir(), f"mlsmoke-profile-{gate}.json.gz"))
+    return asked.replace(".json.gz", f"-{gate}.json.gz") if several else asked
+
+
+def _profile_one(
+    root: Path, gate: GateSettings, args: argparse.Namespace, several: bool
+) -> dict:
+    configured = configured_python(root, "overfit", gate.python)
+    python = first_that_imports(project_candidates(root, configured), ["torch"])
+    trace = _trace_path(args.trace, gate.name, several)
+    with scratch_directory("profile") as scratch:
+        request, answer = Path(scratch, "request.json"), Path(scratch, "result.json")
+        request.write_text(
+            json.dumps(
+                {
+                    "root": str(root),
+                    "gate": gate.to_json(),
+                    "steps": args.steps,
+                    "warmup": args.warmup,
+                    "trace": str(Path(trace).resolve()),
+                    "device": args.device,
+                    "timeout": args.timeout,
+                }
+            )
+        )
+        output = Path(scratch, "output.txt")
+        end = spawn(root, python.path, [gate], [str(request), str(answer)], output,
+                    module=WORKER)  # fmt: skip
+        if end.code == 130:
+            raise KeyboardInterrupt
+        try:
+            outcome = json.loads(answer.read_text())
+        except (OSError, ValueError):
+            outcome = _ended_early(gate, python.path, end, output, args.timeout)
+    outcome["trace"] = trace
+    return outcome
+
+
+def _ended_early(
+    gate: GateSettings, python: Path, end: Any, output: Path, timeout: float
+) -> dict[str, Any]:
+    tail = output.read_text(errors="replace").rstrip().splitlines()[-40:]
+    evidence = ["\n".join(tail)] if tail else []
+    if end.timed_out_after is not None:
+        message = (
+            f"no profile within the timeout ({timeout:g} s, --timeout): the steps"
+            " are slower than that, or a factory never returned"
+        )
+        return {"gate": gate.name, "status": "timeout", "message": message,
+                "evidence": evidence}  # fmt: skip
+    how = (
+        f"was killed by signal {-end.code}"
+        if end.code < 0
+        else (f"exited with code {end.code}")
+    )
+    return {"gate": gate.name, "status": "killed",
+            "message": f"{python} {how} before the profile finished",
+            "evidence": evidence}  # fmt: skip
+
+
+def _show(outcome: dict[str, Any], args: argparse.Namespace, record_file: Path) -> int:
+    if outcome["status"] != "ok":
+        print(f"profile {outcome['gate']}: {outcome['status']}: {outcome['message']}")
+        for text in outcome.get("evidence", []):
+            print("  " + text.replace("\n", "\n  "))
+        return 1 if outcome["status"] in PROJECT_FAILURES else 2
+    figures = Figures.from_json(outcome["figures"])
+    found = recommend(figures)
+    outcome["recommendations"] = [item.to_json() for item in found]
+    print(summary(figures, found, outcome["trace"]))
+    if args.record:
+        baseline.record(record_file, figures)
+        print(f"recorded {figures.steps_per_second:.2f} steps/s on"
+              f" {figures.device_name} in {record_file}")  # fmt: skip
+    if args.check:
+        held, lines = baseline.check(record_file, figures, args.tolerance)
+        outcome["check"] = {"passed": held, "report": lines}
+        print("\n".join(lines))
+        return 0 if held else 1
+    return 0
+
+
+def _write_json(path: Path, outcomes: list[dict[str, Any]]) -> None:
+    try:
+        path.write_text(json.dumps(finite(outcomes), indent=2) + "\n")
+    except OSError as error:
+        raise UsageError(f"--json {path}: cannot write: {error.strerror}") from None

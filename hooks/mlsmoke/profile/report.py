@@ -1,0 +1,102 @@
+"""The terminal summary of one profile: throughput, the step split, the device, the
+top operators, peak memory, then the recommendations (none: nothing is said)."""
+
+from __future__ import annotations
+
+from mlsmoke.profile.figures import Figures
+from mlsmoke.profile.phases import LABELS
+from mlsmoke.profile.rules import Recommendation, percent
+
+OPEN_TRACE = "open it at https://ui.perfetto.dev (or chrome://tracing)"
+
+
+def summary(figures: Figures, recommendations: list[Recommendation], trace: str) -> str:
+    lines = [f"profile {figures.gate}: {_headline(figures)}"]
+    lines.append(
+        f"  {figures.steps} steps profiled after {figures.warmup} warm-up, on"
+        f" {figures.device} ({figures.device_name}); {figures.loader.kind}"
+        + _loader_settings(figures)
+    )
+    lines.append(
+        f"  step split (profiled step {_ms(figures.step_seconds)},"
+        f" {figures.profiled_steps_per_second:.1f} steps/s under the profiler):"
+    )
+    for phase, seconds in figures.split.items():
+        share = figures.share(phase)
+        bar = "#" * round(share * 30)
+        lines.append(
+            f"    {LABELS.get(phase, phase):<15}{_ms(seconds):>11}"
+            f"  {percent(share):>4}  {bar}"
+        )
+    lines += _gpu_lines(figures)
+    if figures.top_ops:
+        device = figures.gpu is not None
+        key = "self_device_seconds" if device else "self_cpu_seconds"
+        lines.append(
+            f"  top operators by self {'device' if device else 'CPU'} time, per step:"
+        )
+        for row in figures.top_ops[:5]:
+            per_step = row[key] / max(figures.steps, 1)
+            calls = row["calls"] / max(figures.steps, 1)
+            lines.append(f"    {row['name']:<40}{_ms(per_step):>11}  {calls:g} calls")
+    lines.append(
+        f"  peak memory: {figures.peak_memory_bytes / 2**20:,.0f} MiB"
+        f" ({figures.peak_memory_of})"
+    )
+    if recommendations:
+        lines.append("  recommendations:")
+        for found in recommendations:
+            lines.append(f"    [{found.rule}] {found.measured}")
+            lines.append(f"      change: {found.change}")
+    lines.append(f"  trace: {trace} ({OPEN_TRACE})")
+    return "\n".join(lines)
+
+
+def _headline(figures: Figures) -> str:
+    text = f"{figures.steps_per_second:.2f} steps/s"
+    samples = figures.samples_per_second
+    if samples is not None:
+        text += f", {samples:,.0f} samples/s (batch {figures.batch_size})"
+    return text
+
+
+def _loader_settings(figures: Figures) -> str:
+    loader = figures.loader
+    parts = [
+        f"{name}={value}"
+        for name, value in (
+            ("batch_size", loader.batch_size),
+            ("num_workers", loader.num_workers),
+            ("pin_memory", loader.pin_memory),
+        )
+        if value is not None
+    ]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _gpu_lines(figures: Figures) -> list[str]:
+    gpu = figures.gpu
+    if gpu is None:
+        return []
+    lines = [
+        f"  GPU utilization {percent(gpu.utilization)}: {gpu.kernels_per_step:g}"
+        f" kernels a step, median {gpu.median_kernel_us:.1f} µs; idle"
+        f" {_ms(gpu.idle_seconds)} a step in {gpu.idle_gaps:g} gaps (longest"
+        f" {_ms(gpu.longest_gap_seconds)})"
+    ]
+    if gpu.syncs:
+        lines.append("  CPU-GPU synchronizations inside the step:")
+        lines += [
+            f"    {sync.where}: {sync.code} ({sync.per_step:g}x a step)"
+            for sync in gpu.syncs
+        ]
+    elif gpu.sync_events_per_step:
+        lines.append(
+            f"  {gpu.sync_events_per_step:g} synchronizing calls a step, none at a"
+            " line of the project"
+        )
+    return lines
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms"
