@@ -12,6 +12,7 @@ from typing import Any
 
 from mlsmoke.overfit.training import instruments
 from mlsmoke.overfit.training.adapters.plan import adapt
+from mlsmoke.overfit.training.callables import unbound_call
 from mlsmoke.overfit.training.device import resolve_device
 from mlsmoke.overfit.training.engine import StepCallback, train
 from mlsmoke.overfit.verdict.checks import run_checks
@@ -94,6 +95,10 @@ def run_gate(
     except ProjectProblem as error:
         key = "--device" if device else settings.key_path("device")
         return _config_error(settings, None, f"{key}: {error}"), None
+    for key, callable_ in loaded.items():
+        needs = unbound_call(key, callable_)
+        if needs is not None:
+            return _config_error(settings, settings.key_path(key), needs), None
     try:
         adapted = adapt(
             loaded, settings.seed, _names(settings), "optimizer" in settings.unset
