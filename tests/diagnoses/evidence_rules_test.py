@@ -418,8 +418,8 @@ def test_forward_parameters_the_batch_does_not_fill(keys, parameters, error, mis
         phase="forward",
         failed_module="",
         batch_fields=tensor_fields(*keys),
+        batch_by_keyword=True,  # a mapping: model(**batch)
         forward_parameters=parameters,
-        batch_by_keyword=True,
     )
     run = EvidenceRun(evidence)
     assert data_error.missing_inputs(run) == missing

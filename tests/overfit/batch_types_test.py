@@ -247,3 +247,15 @@ def test_on_a_gpu_an_object_with_to_moves_itself(fake_cuda, monkeypatch):
     result, _ = gate(m.mlp, m.movable_batch, m.object_loss, device="auto")
     assert devices and "batch-not-moved" not in [w.code for w in result.warnings]
     assert "cuda" in fake_cuda
+
+
+def test_an_object_without_tensors_is_passed_through_without_a_word(fake_cuda):
+    class Meta:
+        def __init__(self) -> None:
+            self.source = "train.jsonl"
+
+    not_moved: list[str] = []
+    batch = {"x": torch.zeros(2), "meta": Meta(), "plain": m.plain_batch()}
+    moved = device.batch_to(batch, "cuda", None, not_moved)
+    assert moved["meta"] is batch["meta"] and moved["plain"] is batch["plain"]
+    assert len(not_moved) == 1 and "a PlainBatch" in not_moved[0]

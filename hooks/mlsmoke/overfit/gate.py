@@ -12,6 +12,7 @@ from typing import Any
 
 from mlsmoke.overfit.training import instruments
 from mlsmoke.overfit.training.adapters.plan import Adapted, adapt
+from mlsmoke.overfit.training.callables import unbound_call
 from mlsmoke.overfit.training.device import resolve_device
 from mlsmoke.overfit.training.engine import StepCallback, train
 from mlsmoke.overfit.verdict.checks import run_checks
@@ -68,6 +69,10 @@ def prepare(
     except ProjectProblem as error:
         key = "--device" if device else settings.key_path("device")
         raise NotConfigured(None, f"{key}: {error}") from None
+    for key, callable_ in loaded.items():
+        needs = unbound_call(key, callable_)
+        if needs is not None:
+            raise NotConfigured(settings.key_path(key), needs)
     try:
         adapted = adapt(
             loaded,

@@ -57,7 +57,7 @@ def rebuild(obj: Any, convert: Callable[[Any], Any]) -> Any:
 def move(obj: Any, target: torch.device, passed: list[str]) -> Any:
     """``obj`` on ``target``: tensors moved, containers rebuilt, an object with a
     ``.to`` moved by it; anything else returned as it is, its type named in
-    ``passed`` when it may hold tensors."""
+    ``passed`` when it holds tensors."""
     if isinstance(obj, torch.Tensor):
         return obj.to(target)
     if moves_itself(obj):
@@ -65,7 +65,7 @@ def move(obj: Any, target: torch.device, passed: list[str]) -> Any:
         return obj if moved is None else moved  # a .to that moves in place
     if is_container(obj):
         return rebuild(obj, lambda value: move(value, target, passed))
-    if not isinstance(obj, _PLAIN_VALUES):
+    if not isinstance(obj, _PLAIN_VALUES) and tensors_in(obj):
         passed.append(type(obj).__name__)
     return obj
 

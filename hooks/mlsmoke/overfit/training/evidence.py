@@ -80,6 +80,8 @@ class Evidence:
     module_none_arguments: dict[str, list[str]] = field(default_factory=dict)
     first_grads: dict[str, float | None] = field(default_factory=dict)
     requires_grad: dict[str, bool] = field(default_factory=dict)
+    # A tied parameter's other names (lm_head.weight for transformer.wte.weight).
+    parameter_aliases: dict[str, list[str]] = field(default_factory=dict)
     first_nonfinite_output: str | None = None
     first_nonfinite_grad: str | None = None
     # Beyond the first contract, all optional:

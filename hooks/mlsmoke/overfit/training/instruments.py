@@ -161,6 +161,16 @@ def requires_grad(model: torch.nn.Module) -> dict[str, bool]:
     return {name: p.requires_grad for name, p in model.named_parameters()}
 
 
+def parameter_aliases(model: torch.nn.Module) -> dict[str, list[str]]:
+    """For a parameter the model holds under several names (a tied weight:
+    ``transformer.wte.weight`` is ``lm_head.weight``), its other names, keyed by the
+    one ``named_parameters()`` gives."""
+    names: dict[int, list[str]] = {}
+    for name, parameter in model.named_parameters(remove_duplicate=False):
+        names.setdefault(id(parameter), []).append(name)
+    return {found[0]: found[1:] for found in names.values() if len(found) > 1}
+
+
 def first_nonfinite_grad(model: torch.nn.Module) -> str | None:
     """The non-finite gradient backward reached first: the last one in module order."""
     found = None

@@ -28,6 +28,7 @@ def build_model(run: TrainingRun) -> torch.nn.Module:
             config_key="model",
         )
     evidence.requires_grad = instruments.requires_grad(model)
+    evidence.parameter_aliases = instruments.parameter_aliases(model)
     if not evidence.requires_grad:
         no_parameters(run, model)
     evidence.forward_parameters = inventory.forward_parameters(model)  # never raises

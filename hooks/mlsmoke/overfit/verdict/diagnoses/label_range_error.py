@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import torch
+
 from mlsmoke.overfit.training.evidence import DEVICE_ASSERT, Evidence
 from mlsmoke.overfit.verdict import batch_probes, forward_probes, probes
 from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values
@@ -15,20 +17,35 @@ from mlsmoke.overfit.verdict.result import Diagnosis
 
 CODE = "label-range-error"
 
+
+# The hints follow the loss that raised: one that takes class indices (cross_entropy,
+# nll_loss), per sample or per position (tokens, pixels), or a binary one.
+CLASS_SUGGESTIONS = [
+    "build the model with as many outputs as classes (num_labels = the number of"
+    " distinct labels)",
+    "map labels to 0..C-1 (no 1-based labels, no -1 except an ignore_index)",
+]
+TOKEN_SUGGESTIONS = [
+    "build the model with as many outputs as the tokenizer has tokens (vocab_size ="
+    " len(tokenizer), or model.resize_token_embeddings(len(tokenizer)))",
+    "mark positions without a target with the loss's ignore_index (-100), not -1 or"
+    " an id past the vocabulary",
+]
+BINARY_SUGGESTIONS = [
+    "binary losses (binary_cross_entropy, BCEWithLogitsLoss) take targets in [0, 1]:"
+    " 0/1 labels or probabilities, as floats",
+    "for more than two classes, use cross_entropy with class indices 0..C-1",
+]
+BINARY_MESSAGE = "all elements of target should be between 0 and 1"
+_TARGET_VALUE = r"Target (-?\d+) is out of bounds"
+
 _MESSAGES = (
     "is out of bounds",
     "t >= 0 && t < n_classes",
     "cur_target >= 0 && cur_target < n_classes",
-    "all elements of target should be between 0 and 1",
+    BINARY_MESSAGE,
     "within the support",  # a distribution's log_prob checking its value
 )
-
-SUGGESTIONS = [
-    "build the model with as many outputs as classes (num_labels = the number of"
-    " distinct labels)",
-    "map labels to 0..C-1 (no 1-based labels, no -1 except an ignore_index)",
-    "binary losses take targets in [0, 1]",
-]
 
 
 @diagnoser(CODE)
@@ -62,7 +79,39 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         summary += f" ({outputs} outputs)"
     if evidence.user_traceback:
         lines.append(evidence.user_traceback)
-    return Diagnosis(CODE, summary, lines, SUGGESTIONS)
+    return Diagnosis(CODE, summary, lines, suggestions(run, evidence))
+
+
+def suggestions(run: GateRun, evidence: Evidence) -> list[str]:
+    """The hints for the loss that raised: a binary loss's targets, or class indices
+    per sample, or per position (a language model's tokens)."""
+    if _errors.mentions(evidence, (BINARY_MESSAGE,)):
+        return BINARY_SUGGESTIONS
+    if _per_position(run, evidence):
+        return TOKEN_SUGGESTIONS
+    return CLASS_SUGGESTIONS
+
+
+def _per_position(run: GateRun, evidence: Evidence) -> bool:
+    """The out-of-range targets sit in a field with a target per position (B, T, ...):
+    of the fields holding the value the error names (any, when it names none), one
+    named as targets, else the last."""
+    found = re.search(_TARGET_VALUE, _errors.message(evidence))
+    integers = [
+        (name, value)
+        for name, value in batch_probes.shared_fields(run)
+        if isinstance(value, torch.Tensor)
+        and not (value.is_floating_point() or value.is_complex())
+        and value.dtype != torch.bool
+        and value.numel()
+    ]
+    if found is not None:
+        value = int(found.group(1))
+        integers = [(n, v) for n, v in integers if bool((v == value).any())]
+    named = [v for n, v in integers if _field_values.is_target_name(n)]
+    # inputs come first in a tuple batch and may hold the same number (a token id)
+    held = named[:1] or [v for _, v in integers][-1:]
+    return bool(held) and held[0].dim() >= 2
 
 
 def _ids_not_targets_beyond(run: GateRun, evidence: Evidence) -> bool:
@@ -86,7 +135,7 @@ def _ranges(run: GateRun, evidence: Evidence) -> tuple[int | None, list[str]]:
         lines.append(
             f"the model's last layer has {outputs} outputs: classes 0..{outputs - 1}"
         )
-    found = re.search(r"Target (-?\d+) is out of bounds", _errors.message(evidence))
+    found = re.search(_TARGET_VALUE, _errors.message(evidence))
     if found:
         lines.append(f"a target holds {found.group(1)}")
     for name, value in batch_probes.shared_fields(run):

@@ -60,7 +60,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     names = [name for group in causes.values() for name in group]
     if set(causes) == {UNUSED} and _fraction(names, sizes) < SPARE_MODULES:
         return None  # a spare head or pooler left unused is common and harmless
-    lines = [f"{cause}: {_listed(group)}" for cause, group in causes.items()]
+    lines = [f"{cause}: {_listed(group, evidence)}" for cause, group in causes.items()]
     lines += _unchanged_loss(evidence)
     return Diagnosis(
         CODE,
@@ -76,7 +76,7 @@ def _unchanged_loss(evidence: Evidence) -> list[str]:
     learning = [n for n in trainable if evidence.first_grads.get(n)]
     if not learning:
         return []
-    return [f"only these get a gradient: {_listed(learning)}"]
+    return [f"only these get a gradient: {_listed(learning, evidence)}"]
 
 
 def gradless_parameters(evidence: Evidence) -> dict[str, list[str]]:
@@ -112,10 +112,11 @@ def _disconnected_loss(run: GateRun) -> Diagnosis:
         suggestions = [SUGGESTION_BY_CAUSE[FROZEN]] + GRAPH_CUT
     if frozen and len(frozen) == len(evidence.requires_grad):
         lines.append(
-            f"every parameter is frozen (requires_grad=False): {_listed(frozen)}"
+            "every parameter is frozen (requires_grad=False):"
+            f" {_listed(frozen, evidence)}"
         )
     elif frozen:
-        lines.append(f"frozen (requires_grad=False): {_listed(frozen)}")
+        lines.append(f"frozen (requires_grad=False): {_listed(frozen, evidence)}")
     else:
         lines.append(
             "every parameter is trainable, so the graph is cut between them and the"
@@ -142,6 +143,11 @@ def _share(names: list[str], sizes: dict[str, int]) -> str:
     return f"{count:,} of {total:,} weights, {percent(count, total)}"
 
 
+def _with_aliases(name: str, evidence: Evidence) -> str:
+    aliases = evidence.parameter_aliases.get(name)
+    return f"{name} (also {', '.join(aliases)})" if aliases else name
+
+
 def percent(part: int, whole: int) -> str:
     """``part`` of ``whole`` as a percentage that reads 0% or 100% only when it is:
     a model with one trainable weight in 200 is 99.5% frozen, not 100%."""
@@ -154,8 +160,9 @@ def percent(part: int, whole: int) -> str:
     return f"{text}%"
 
 
-def _listed(names: list[str]) -> str:
-    shown = ", ".join(names[:SHOWN])
+def _listed(names: list[str], evidence: Evidence) -> str:
+    """The names, each with every other name the model holds it under."""
+    shown = ", ".join(_with_aliases(name, evidence) for name in names[:SHOWN])
     if len(names) > SHOWN:
         shown += f", and {len(names) - SHOWN} more"
     return shown
