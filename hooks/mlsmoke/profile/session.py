@@ -285,8 +285,11 @@ def _to_device(batch: Any, device: str) -> Any:
 
 
 def _synchronize(device: str) -> None:
+    """Wait for the device's queued work: outside the steps only, to time them."""
     if device_kind(device) == "cuda":
         torch.cuda.synchronize(device)
+    elif device_kind(device) == "mps":
+        torch.mps.synchronize()
 
 
 def _sync_events() -> Any:
