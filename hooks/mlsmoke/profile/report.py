@@ -25,10 +25,10 @@ def summary(figures: Figures, recommendations: list[Recommendation], trace: str)
     for phase, seconds in figures.split.items():
         share = figures.share(phase)
         bar = "#" * round(share * 30)
-        lines.append(
-            f"    {LABELS.get(phase, phase):<15}{_ms(seconds):>11}"
-            f"  {percent(share):>4}  {bar}"
+        line = (
+            f"    {LABELS.get(phase, phase):<15}{_ms(seconds):>11}  {percent(share):>4}"
         )
+        lines.append(f"{line}  {bar}" if bar else line)
     lines += _gpu_lines(figures)
     if figures.top_ops:
         device = figures.gpu is not None
