@@ -54,7 +54,18 @@ class CudaTrace:
                 )
             time += length
         self._x("user_annotation", f"ProfilerStep#{index}", start, time - start, HOST)
+        self._device_ranges(index, start, time)
         return time
+
+    def _device_ranges(self, index: int, start: float, end: float) -> None:
+        """kineto's copies of the user ranges on the device's timeline."""
+        lag = 3.0
+        self._x("gpu_user_annotation", f"ProfilerStep#{index}", start + lag,
+                end - start, DEVICE_STREAM)  # fmt: skip
+        for event in [e for e in self.events if e["cat"] == "user_annotation"]:
+            if start <= event["ts"] < end and event["name"].startswith("mlsmoke/"):
+                self._x("gpu_user_annotation", event["name"], event["ts"] + lag,
+                        event["dur"], DEVICE_STREAM)  # fmt: skip
 
     def launch(
         self,

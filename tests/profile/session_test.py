@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from mlsmoke.overfit.process.settings import GateSettings  # noqa: E402
-from mlsmoke.profile import session  # noqa: E402
+from mlsmoke.profile import machine, session  # noqa: E402
 from mlsmoke.profile.figures import Figures  # noqa: E402
 from mlsmoke.profile.rules import recommend  # noqa: E402
 
@@ -59,7 +59,7 @@ def test_a_sync_warning_is_counted_at_the_projects_line(monkeypatch) -> None:
     monkeypatch.setattr(torch.cuda, "get_sync_debug_mode", lambda: 0)
     monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", modes.append)
     project_line = {}
-    with session._sync_points(HERE, cuda=True) as found:
+    with machine.sync_points(HERE, cuda=True) as found:
         for _ in range(3):
             project_line = _sync_in_project_code()
             warnings.warn("an unrelated warning")  # passed on, not counted
@@ -78,8 +78,8 @@ def test_frames_of_installed_packages_and_mlsmoke_are_not_the_projects() -> None
     import traceback
 
     stack = traceback.extract_stack()
-    assert session.project_frame(stack, HERE).filename == __file__
-    assert session.project_frame(stack, Path("/nonexistent")) is None
+    assert machine.project_frame(stack, HERE).filename == __file__
+    assert machine.project_frame(stack, Path("/nonexistent")) is None
 
 
 def test_a_lightning_data_module_is_iterated_and_named_at_train_dataloader(

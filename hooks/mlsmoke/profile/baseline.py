@@ -20,8 +20,10 @@ from mlsmoke.profile.phases import LABELS
 FILE_NAME = "mlsmoke-profile.json"
 VERSION = 1
 DEFAULT_TOLERANCE = 0.20
-# A phase whose share of the step moved this much is shown as changed.
+# A phase is shown as changed when its share of the step moved this much, or when it
+# grew by this part of the recorded step: it explains the slowdown, not the noise.
 SHARE_CHANGE = 0.05
+STEP_GROWTH = 0.10
 
 
 def read(path: Path) -> dict[str, Any]:
@@ -100,12 +102,9 @@ def _changed_split(recorded: dict[str, Any], figures: Figures) -> list[str]:
         old = float(recorded["split"].get(phase, 0.0))
         old_share = old / old_step if old_step else 0.0
         share = figures.share(phase)
-        mark = (
-            "  <- changed"
-            if abs(share - old_share) >= SHARE_CHANGE
-            or (old and seconds / old >= 1 + SHARE_CHANGE * 4)
-            else ""
-        )
+        grew = (seconds - old) / old_step if old_step else 0.0
+        moved = abs(share - old_share) >= SHARE_CHANGE or grew >= STEP_GROWTH
+        mark = "  <- changed" if moved else ""
         lines.append(
             f"    {LABELS.get(phase, phase):<15}{old * 1e3:9.2f} ms {old_share:4.0%}"
             f"  ->{seconds * 1e3:9.2f} ms {share:4.0%}{mark}"

@@ -7,6 +7,7 @@ from mlsmoke.profile.figures import Figures
 from mlsmoke.profile.phases import LABELS
 from mlsmoke.profile.rules import Recommendation, percent
 
+TOP_OPS_SHOWN = 5
 OPEN_TRACE = "open it at https://ui.perfetto.dev (or chrome://tracing)"
 
 
@@ -24,10 +25,10 @@ def summary(figures: Figures, recommendations: list[Recommendation], trace: str)
     for phase, seconds in figures.split.items():
         share = figures.share(phase)
         bar = "#" * round(share * 30)
-        lines.append(
-            f"    {LABELS.get(phase, phase):<15}{_ms(seconds):>11}"
-            f"  {percent(share):>4}  {bar}"
+        line = (
+            f"    {LABELS.get(phase, phase):<15}{_ms(seconds):>11}  {percent(share):>4}"
         )
+        lines.append(f"{line}  {bar}" if bar else line)
     lines += _gpu_lines(figures)
     if figures.top_ops:
         device = figures.gpu is not None
@@ -35,10 +36,14 @@ def summary(figures: Figures, recommendations: list[Recommendation], trace: str)
         lines.append(
             f"  top operators by self {'device' if device else 'CPU'} time, per step:"
         )
-        for row in figures.top_ops[:5]:
+        rows = figures.top_ops[:TOP_OPS_SHOWN]
+        width = max(len(row["name"]) for row in rows) + 2
+        for row in rows:
             per_step = row[key] / max(figures.steps, 1)
             calls = row["calls"] / max(figures.steps, 1)
-            lines.append(f"    {row['name']:<40}{_ms(per_step):>11}  {calls:g} calls")
+            lines.append(
+                f"    {row['name']:<{width}}{_ms(per_step):>9}  {calls:g} calls"
+            )
     lines.append(
         f"  peak memory: {figures.peak_memory_bytes / 2**20:,.0f} MiB"
         f" ({figures.peak_memory_of})"

@@ -37,6 +37,8 @@ SYNC_CALLS = frozenset(
 )
 RUNTIME_CATS = frozenset({"cuda_runtime", "cuda_driver"})
 DEVICE_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+# On CUDA, kineto repeats each user range on the device's timeline: not the host's.
+DEVICE_RANGE_CATS = frozenset({"gpu_user_annotation"})
 MATMUL_OPS = frozenset(
     {
         "aten::mm",
@@ -107,8 +109,9 @@ def spans(events: Iterable[dict[str, Any]]) -> list[Span]:
 
 def measure(events: Iterable[dict[str, Any]]) -> Measured:
     found = spans(events)
-    steps = [s for s in found if s.name.startswith(STEP_PREFIX)]
-    marked = [s for s in found if phase_of(s.name) is not None]
+    host = [s for s in found if s.cat not in DEVICE_RANGE_CATS]
+    steps = [s for s in host if s.name.startswith(STEP_PREFIX)]
+    marked = [s for s in host if phase_of(s.name) is not None]
     if not steps and marked:  # no schedule: the run is one step
         steps = [Span("run", "", marked[0].start, max(s.end for s in marked), None, {})]
     count = max(len(steps), 1)
@@ -186,7 +189,11 @@ def _device_figures(
         if s.cat in DEVICE_CATS and s.args.get("correlation") in launched
     ]
     kernels = [s for s in device if s.cat == "kernel"]
-    phase_ranges = [s for s in found if phase_of(s.name) in PHASES]
+    phase_ranges = [
+        s
+        for s in found
+        if phase_of(s.name) in PHASES and s.cat not in DEVICE_RANGE_CATS
+    ]
     phase_of_call = innermost(phase_ranges, in_steps)
     ops = [s for s in found if s.cat == "cpu_op"]
     op_of_call = innermost(ops, in_steps)

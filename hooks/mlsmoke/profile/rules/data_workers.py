@@ -3,7 +3,9 @@
 Threshold: the TensorBoard profiler plugin's, a data wait above 5% of the step, and
 at least 1 ms a step: a batch handed over by a worker process costs a few hundred µs
 itself, so a worker cannot win back less. Silent when the loader already has a worker
-per CPU: more workers cannot help then.
+for every CPU but the one the training process needs: more workers would take the
+step's own CPU (2 workers on 2 busy CPUs made the template project's data wait
+longer, not shorter).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from mlsmoke.profile.rules import Recommendation, percent
 NAME = "data-workers"
 DATA_SHARE = 0.05
 DATA_SECONDS = 1e-3
+MAX_SUGGESTED = 8
 
 
 def check(figures: Figures) -> Recommendation | None:
@@ -27,7 +30,8 @@ def check(figures: Figures) -> Recommendation | None:
         f"the step waits {wait * 1e3:.1f} ms for data: {percent(share)} of it"
         f" (thresholds {percent(DATA_SHARE)} and {DATA_SECONDS * 1e3:g} ms)"
     )
-    suggested = max(min(loader.cpu_count, 8), 2)
+    spare = max(loader.cpu_count - 1, 1)
+    suggested = min(spare, MAX_SUGGESTED)
     if loader.num_workers is None:
         return Recommendation(
             NAME,
@@ -36,7 +40,7 @@ def check(figures: Figures) -> Recommendation | None:
             f"return a torch.utils.data.DataLoader(..., num_workers={suggested})"
             f" from {loader.where}, so that batches are made while the step runs",
         )
-    if loader.num_workers >= loader.cpu_count:
+    if loader.num_workers >= spare:
         return None
     return Recommendation(
         NAME,
