@@ -24,6 +24,7 @@ from mlsmoke.overfit.training.evidence import (
 )
 from mlsmoke.overfit.process.settings import DEFAULT_LR, OPTIMIZERS, GateSettings
 from mlsmoke.overfit.training.optimizers import optimizer_factory
+from mlsmoke.overfit.training.step_function import StepFunction, bind
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
 
@@ -102,16 +103,22 @@ def run_gate(
         key = settings.key_path(error.config_key or "model")
         return _config_error(settings, key, str(error)), None
     loaded = adapted.factories
+    try:
+        step = _step_function(settings, loaded)
+    except ProjectProblem as error:
+        return _config_error(settings, settings.key_path("step"), str(error)), None
     build_optimizer = adapted.recipe_factory or _optimizer_factory(
         settings, loaded.get("optimizer")
     )
     if adapted.recipe_factory is not None and "lr" in settings.unset:
         settings = dataclasses.replace(settings, lr=None)  # the module's own lr
     evidence = _train(
-        trainer, settings, loaded, build_optimizer, resolved_device, on_step
+        trainer, settings, loaded, build_optimizer, resolved_device, on_step, step
     )
     if evidence.cuda_error in RERUN_ON_CPU:
-        on_cpu = _train(trainer, settings, loaded, build_optimizer, "cpu", on_step)
+        on_cpu = _train(
+            trainer, settings, loaded, build_optimizer, "cpu", on_step, step
+        )
         if on_cpu.error is not None:
             on_cpu.rerun_of = evidence
             evidence = on_cpu
@@ -127,8 +134,34 @@ def run_gate(
     diagnosis = _mention_timeout(diagnose(run), evidence, settings)
     result = _result(settings, evidence, diagnosis, run_checks(run))
     result.notes = adapted.run_notes() + _lr_notes(settings, adapted.module_lr)
+    result.notes += _step_notes(step, run)
     result.recipe = _recipe_label(settings, evidence)
     return result, run
+
+
+def _step_function(
+    settings: GateSettings, loaded: dict[str, Callable[..., Any]]
+) -> StepFunction | None:
+    """The project's step function, bound to what the gate passes it."""
+    if "step" not in loaded:
+        return None
+    name = settings.step or getattr(loaded["step"], "__qualname__", "step")
+    return bind(loaded["step"], name)
+
+
+def _step_notes(step: StepFunction | None, run: GateRun) -> list[str]:
+    """``-v``: which run the step function trained, and which the gate's own loop."""
+    if step is None:
+        return []
+    arguments = ", ".join(step.roles)
+    notes = [f"step: {step.name}({arguments}), called once per gate step"]
+    if run.probes:
+        notes.append(
+            f"probes: {len(run.probes)} diagnostic re-run(s) trained with the gate's"
+            " own forward and backward on the same model and batch, not the step"
+            " function"
+        )
+    return notes
 
 
 def _lr_notes(settings: GateSettings, module_lr: float | None) -> list[str]:
@@ -190,6 +223,8 @@ def _load_factories(settings: GateSettings) -> dict[str, Callable[..., Any]]:
     }
     if settings.loss is not None:
         loaded["loss"] = load_callable(settings.loss, settings.key_path("loss"))
+    if settings.step is not None:
+        loaded["step"] = load_callable(settings.step, settings.key_path("step"))
     if settings.optimizer not in OPTIMIZERS:
         loaded["optimizer"] = load_callable(
             settings.optimizer, settings.key_path("optimizer")
@@ -222,7 +257,9 @@ def _train(
     build_optimizer: Callable,
     device: str,
     on_step: StepCallback | None,
+    step: StepFunction | None,
 ) -> Evidence:
+    extra = {} if step is None else {"step": step, "accumulate": settings.accumulate}
     return trainer(
         loaded["model"],
         loaded["batch"],
@@ -236,6 +273,7 @@ def _train(
         timeout=settings.timeout,
         seed=settings.seed,
         on_step=on_step,
+        **extra,
     )
 
 
