@@ -259,7 +259,10 @@ def _train(
     on_step: StepCallback | None,
     step: StepFunction | None,
 ) -> Evidence:
-    extra = {} if step is None else {"step": step, "accumulate": settings.accumulate}
+    extra: dict[str, Any] = {}
+    if step is not None:
+        extra = {"step": step, "accumulate": settings.accumulate,
+                 "train_mode": settings.train_mode}  # fmt: skip
     return trainer(
         loaded["model"],
         loaded["batch"],

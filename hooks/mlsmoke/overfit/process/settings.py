@@ -113,6 +113,9 @@ GATE_SCHEMA: dict[str, Key] = {
         factory_spec, help="the project's training step, see docs/train-step.md"
     ),
     "accumulate": Key(config.positive_int),
+    "train-mode": Key(
+        config.boolean, help="false: the step runs the model in eval mode"
+    ),
     "optimizer": Key(optimizer_spec),
     "lr": Key(config.positive_number),
     **TIER_SCHEMA,
@@ -134,6 +137,7 @@ class GateSettings:
     loss: str | None = None
     step: str | None = None  # the project's train_step, called in place of the loop's
     accumulate: int = 1  # backward passes per optimizer step the step function declares
+    train_mode: bool = True  # False: the step function runs the model in eval mode
     optimizer: str = "adam"
     lr: float | None = DEFAULT_LR["adam"]  # None: the project optimizer's own lr
     max_steps: int = TIER_DEFAULTS["commit"]["max-steps"]
@@ -279,6 +283,7 @@ def _resolve(
         loss=parsed["loss"],
         step=parsed["step"],
         accumulate=parsed["accumulate"] or 1,
+        train_mode=parsed["train-mode"] is not False,
         optimizer=optimizer,
         lr=lr,
         max_steps=parsed["max-steps"],

@@ -49,6 +49,7 @@ def train(
     on_step: StepCallback | None = None,
     step: StepFunction | None = None,
     accumulate: int = 1,
+    train_mode: bool = True,
 ) -> Evidence:
     """Train a fresh model on one batch; stop at the target, at ``max_steps`` updates,
     at ``timeout`` seconds, at a non-finite loss, or at the first error.
@@ -62,7 +63,7 @@ def train(
     )
     run = TrainingRun(evidence, model_factory, batch_factory, loss_fn,
                       optimizer_factory, lr, lr_scale, target_loss, target_ratio,
-                      timeout, on_step, step, accumulate)  # fmt: skip
+                      timeout, on_step, step, accumulate, train_mode)  # fmt: skip
     with deterministic(seed):
         try:
             _train(run)

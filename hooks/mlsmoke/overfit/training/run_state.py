@@ -35,6 +35,7 @@ class TrainingRun:
     on_step: StepCallback | None
     step: StepFunction | None = None  # the project's step, in place of the loop's body
     accumulate: int = 1  # backward passes per update the step function declares
+    train_mode: bool = True  # the step function should run the model in train mode
     phase: str = "model"  # read when something raises
     started: float = field(default_factory=time.perf_counter)
     model: Any = None

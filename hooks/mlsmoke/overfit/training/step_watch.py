@@ -52,7 +52,7 @@ class StepWatch:
         self.model = run.model
         self.parameters = [p for p in self.model.parameters() if p.requires_grad]
         self.checked_calls = max(3, 2 * accumulate + 1)
-        self.mode_dependent = any(
+        self.mode_dependent = run.train_mode and any(
             isinstance(m, MODE_DEPENDENT) for m in self.model.modules()
         )
         self.optimizer, self.scheduler, self.on_update = optimizer, scheduler, on_update
