@@ -21,8 +21,15 @@ _SKIPPED_DIRS = (Path(torch.__file__).parent, Path(mlsmoke.__file__).parent)
 
 
 def located(filename: str, lineno: int) -> str:
+    """``file:line: text``, the file relative to the project root (the working
+    directory) when it is inside it."""
     text = linecache.getline(filename, lineno).strip()
-    return f"{filename}:{lineno}: {text}" if text else f"{filename}:{lineno}"
+    shown = filename
+    try:
+        shown = str(Path(filename).resolve().relative_to(Path.cwd()))
+    except (OSError, ValueError):
+        pass
+    return f"{shown}:{lineno}: {text}" if text else f"{shown}:{lineno}"
 
 
 def calling_line(code: CodeType | None) -> str | None:

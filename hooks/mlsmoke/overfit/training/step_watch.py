@@ -226,6 +226,8 @@ class StepWatch:
         self._scheduler_order()
 
     def _raised(self, error: Exception) -> None:
+        if not self.parameters:  # a frozen model: the no-gradient diagnosis's case
+            return
         if isinstance(error, (RuntimeError, AttributeError)) and any(
             text in str(error) for text in NO_GRAPH
         ):
