@@ -63,6 +63,8 @@ def test_a_correct_step_passes(step, keys):
          "step-eval-mode", "its Dropout behave as at inference", "x, y = batch"),
         ("optimizer_over_a_stale_model", {}, "step-parameters-unchanged",
          "does not hold the model's parameters", "STALE_OPTIMIZER.step()"),
+        ("zero_grad_after_backward", {}, "step-parameters-unchanged",
+         "optimizer.zero_grad() is in the wrong place", "optimizer.zero_grad()"),
         ("undivided_accumulation", {}, "step-undivided-accumulation",
          "after 4 backward passes", "loss.backward()"),
         ("clips_after_the_step", {}, "step-clip-after-step",

@@ -66,7 +66,7 @@ class StepWatch:
         self.backward_line: str | None = None
         self.forward_training: list[bool] = []
         self.updated = self.got_gradients = self.optimizer_stepped = False
-        self.finished = False
+        self.finished = self.cleared_before_update = False
         self.after_update: list[tuple[torch.Tensor, torch.Tensor, int]] = []
         self.comparing = False
         self._restore: list[Callable[[], None]] = []
@@ -140,6 +140,11 @@ class StepWatch:
         if not self.watching:
             return
         self.events.append(("optimizer.step", step_lines.calling_line(self.step.code)))
+        arrived = [p for p, n in zip(self.parameters, self.arrived) if n]
+        if arrived and all(
+            p.grad is None or not bool(p.grad.detach().ne(0).any()) for p in arrived
+        ):
+            self.cleared_before_update = True
         if self.passes > 1 and self.index > 0:
             self._compare_with_fresh_gradient()
 
@@ -262,7 +267,16 @@ class StepWatch:
     def _unchanged(self) -> None:
         stepped = step_lines.call_lines(self.step.function, ("step",))
         told = [line for line in stepped if "sched" not in line.lower()]
-        if self.optimizer_stepped or told:
+        fix = ("build the optimizer over this model's parameters, after the model,"
+               " and call optimizer.step() after loss.backward()")  # fmt: skip
+        if self.cleared_before_update:
+            told = step_lines.call_lines(self.step.function, ("zero_grad",)) or told
+            why = (
+                "the gradients are cleared between loss.backward() and"
+                " optimizer.step(): optimizer.zero_grad() is in the wrong place"
+            )
+            fix = "call optimizer.zero_grad() before loss.backward(), not after it"
+        elif self.optimizer_stepped or told:
             why = ("the optimizer it steps does not hold the model's parameters (built"
                    " over another, or an earlier, model)")  # fmt: skip
         else:
@@ -272,8 +286,7 @@ class StepWatch:
             f"the parameters that got gradients did not change in {self.checked_calls}"
             f" calls: {why}",
             told[0] if told else self.backward_line,
-            "build the optimizer over this model's parameters, after the model, and"
-            " call optimizer.step() after loss.backward()",
+            fix,
         )
 
     def _eval_mode(self) -> None:
