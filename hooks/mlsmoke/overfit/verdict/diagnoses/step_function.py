@@ -34,6 +34,18 @@ CODES = (
     STEP_CLIP_AFTER_STEP,
     STEP_EVAL_MODE,
 )
+HEADLINES = {
+    STEP_NO_GRADIENT: "calls backward on a loss without a graph",
+    STEP_NO_BACKWARD: "sends no gradient to the model's parameters",
+    STEP_PARAMETERS_UNCHANGED: "leaves the model's parameters unchanged",
+    STEP_GRADIENTS_ACCUMULATE: "adds each step's gradients to the previous ones"
+    " (a forgotten zero_grad)",
+    STEP_UNDIVIDED_ACCUMULATION: "sums accumulated gradients instead of averaging"
+    " them",
+    STEP_CLIP_AFTER_STEP: "changes the gradients after the update (clipping after"
+    " optimizer.step())",
+    STEP_EVAL_MODE: "trains the model in eval mode",
+}
 ACCUMULATION_HELP = (
     "a step that accumulates on purpose declares it: accumulate = N in"
     " [tool.mlsmoke.overfit] (backward passes per optimizer.step())"
@@ -65,7 +77,7 @@ def _diagnosis(run: GateRun, finding: StepFinding) -> Diagnosis:
     suggestions = [finding.fix] if finding.fix else []
     if finding.code in (STEP_GRADIENTS_ACCUMULATE, STEP_UNDIVIDED_ACCUMULATION):
         suggestions.append(ACCUMULATION_HELP)
-    summary = f"{name} breaks a training-step invariant: {finding.message}"
+    summary = f"the step function {name} {HEADLINES[finding.code]}"
     return Diagnosis(finding.code, summary, lines, suggestions)
 
 
