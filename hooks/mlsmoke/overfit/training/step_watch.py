@@ -17,18 +17,9 @@ from typing import Any
 
 import torch
 
+from mlsmoke.overfit.training import step_findings as findings
 from mlsmoke.overfit.training import step_lines
-from mlsmoke.overfit.training.evidence import (
-    STEP_CLIP_AFTER_STEP,
-    STEP_EVAL_MODE,
-    STEP_GRADIENTS_ACCUMULATE,
-    STEP_NO_BACKWARD,
-    STEP_NO_GRADIENT,
-    STEP_PARAMETERS_UNCHANGED,
-    STEP_SCHEDULER_ORDER,
-    STEP_UNDIVIDED_ACCUMULATION,
-    StepFinding,
-)
+from mlsmoke.overfit.training.evidence import StepFinding
 from mlsmoke.overfit.training.run_state import TrainingRun
 from mlsmoke.overfit.training.step_function import StepFunction
 
@@ -202,17 +193,9 @@ class StepWatch:
             self.passes, self.stepped_since_clear = 1, False
             return
         if self.stepped_since_clear or self.passes >= self.accumulate:
-            self._found(
-                STEP_GRADIENTS_ACCUMULATE,
-                f"the gradients of call {self.index} were added to those of earlier"
-                f" calls ({self.passes} backward pass"
-                f"{'es' if self.passes > 1 else ''} already in .grad"
-                + (", already applied by optimizer.step()" if self.stepped_since_clear
-                   else f", accumulate = {self.accumulate}")  # fmt: skip
-                + "): optimizer.zero_grad() is never called, or in the wrong place",
-                self.backward_line,
-                "call optimizer.zero_grad() before loss.backward()",
-            )
+            self._found(findings.gradients_accumulate(
+                self.index, self.passes, self.accumulate, self.stepped_since_clear,
+                self.backward_line))  # fmt: skip
         self.passes += 1
 
     def _judge(self) -> None:
@@ -237,70 +220,22 @@ class StepWatch:
             text in str(error) for text in NO_GRAPH
         ):
             number = isinstance(error, AttributeError)
-            self._found(
-                STEP_NO_GRADIENT,
-                "the step function called backward on a loss "
-                + ("that is a Python number (.item() or float()): it has no graph"
-                   if number else "with no graph: computed under torch.no_grad()"
-                   " or torch.inference_mode(), or detached (.detach(), .data)"),
-                step_lines.raising_line(error, self.step.code),
-                "compute the loss with gradients enabled and call backward on the"
-                " tensor itself",
-            )  # fmt: skip
+            line = step_lines.raising_line(error, self.step.code)
+            self._found(findings.no_graph(number, line))
 
     # -- the invariants ----------------------------------------------------------
     def _no_backward(self) -> None:
-        written = step_lines.call_lines(self.step.function, ("backward",))
-        if written:
-            message = (
-                "no gradient reached any of the model's parameters in"
-                f" {self.checked_calls} calls: its backward is called on a"
-                " loss the model's parameters do not feed, or never runs"
-            )
-        else:  # fmt: skip
-            message = "the step function never calls backward(): nothing trains"
-        self._found(STEP_NO_BACKWARD, message, written[0] if written else
-                    step_lines.first_body_line(self.step.function),
-                    "compute the loss from the model's output and call"
-                    " loss.backward() before optimizer.step()")  # fmt: skip
+        self._found(findings.no_backward(self.step, self.checked_calls))
 
     def _unchanged(self) -> None:
-        stepped = step_lines.call_lines(self.step.function, ("step",))
-        told = [line for line in stepped if "sched" not in line.lower()]
-        fix = ("build the optimizer over this model's parameters, after the model,"
-               " and call optimizer.step() after loss.backward()")  # fmt: skip
-        if self.cleared_before_update:
-            told = step_lines.call_lines(self.step.function, ("zero_grad",)) or told
-            why = (
-                "the gradients are cleared between loss.backward() and"
-                " optimizer.step(): optimizer.zero_grad() is in the wrong place"
-            )
-            fix = "call optimizer.zero_grad() before loss.backward(), not after it"
-        elif self.optimizer_stepped or told:
-            why = ("the optimizer it steps does not hold the model's parameters (built"
-                   " over another, or an earlier, model)")  # fmt: skip
-        else:
-            why = "optimizer.step() is never called"
-        self._found(
-            STEP_PARAMETERS_UNCHANGED,
-            f"the parameters that got gradients did not change in {self.checked_calls}"
-            f" calls: {why}",
-            told[0] if told else self.backward_line,
-            fix,
-        )
+        self._found(findings.unchanged(
+            self.step, self.checked_calls, self.cleared_before_update,
+            self.optimizer_stepped, self.backward_line))  # fmt: skip
 
     def _eval_mode(self) -> None:
         modules = sorted({type(m).__name__ for m in self.model.modules()
                           if isinstance(m, MODE_DEPENDENT)})  # fmt: skip
-        self._found(
-            STEP_EVAL_MODE,
-            f"the model ran in eval mode during call {self.index} of the step"
-            f" function, so its {', '.join(modules)} behave as at inference; the"
-            " model arrives as the project's loop gets it, and nothing calls"
-            " model.train() (after a validation pass, or a from_pretrained model)",
-            step_lines.first_body_line(self.step.function),
-            "call model.train() at the top of the step function",
-        )
+        self._found(findings.eval_mode(self.step, self.index, modules))
 
     def _modified_after_update(self) -> None:
         for parameter, grad, version in self.after_update:
@@ -309,18 +244,8 @@ class StepWatch:
                 and grad._version != version
                 and bool(grad.detach().ne(0).any())
             ):
-                clipped = step_lines.call_lines(
-                    self.step.function, ("clip_grad_norm_", "clip_grad_value_")
-                )
                 update = self._line_of("optimizer.step")
-                self._found(
-                    STEP_CLIP_AFTER_STEP,
-                    "the gradients were changed in place after optimizer.step()"
-                    f" ({update or 'the update'}): clipping (or any change) there"
-                    " has no effect on the update it was meant for",
-                    clipped[0] if clipped else update,
-                    "clip the gradients between loss.backward() and optimizer.step()",
-                )
+                self._found(findings.clip_after_step(self.step, update))
                 return
 
     def _scheduler_order(self) -> None:
@@ -331,14 +256,8 @@ class StepWatch:
             and order.index("scheduler.step") < order.index("optimizer.step")
         ):
             update = self._line_of("optimizer.step")
-            self._found(
-                STEP_SCHEDULER_ORDER,
-                "scheduler.step() runs before optimizer.step()"
-                f" ({update or 'the update'}), so the first lr of the schedule is"
-                " skipped (PyTorch warns about this order too)",
-                self._line_of("scheduler.step"),
-                "call scheduler.step() after optimizer.step()",
-            )
+            scheduler = self._line_of("scheduler.step")
+            self._found(findings.scheduler_order(update, scheduler))
 
     def _compare_with_fresh_gradient(self) -> None:
         """Accumulated gradients at the update against one fresh backward of the gate's
@@ -353,17 +272,9 @@ class StepWatch:
         norm = sum(float(g.float().pow(2).sum()) for g in fresh if g is not None)
         if not norm or not math.isfinite(dot):
             return
-        ratio = dot / norm
-        if ratio >= math.sqrt(self.passes):
-            self._found(
-                STEP_UNDIVIDED_ACCUMULATION,
-                f"the update applied {ratio:.2g} times the gradient of the batch's loss"
-                f" after {self.passes} backward passes: the accumulated losses are"
-                " summed, not averaged",
-                self.backward_line,
-                f"divide each loss by the number of backward passes per update"
-                f" ({self.passes}) before loss.backward()",
-            )
+        found = findings.undivided(dot / norm, self.passes, self.backward_line)
+        if found is not None:
+            self._found(found)
 
     def _fresh_gradient(self, parameters: list[torch.Tensor]) -> list | None:
         """The gradient of the gate's own loss on the batch, the model's state and the
@@ -387,7 +298,8 @@ class StepWatch:
     def _line_of(self, event: str) -> str | None:
         return next((line for name, line in self.events if name == event), None)
 
-    def _found(self, code: str, message: str, where: str | None, fix: str) -> None:
-        findings = self.run.evidence.step_findings
-        if all(finding.code != code for finding in findings):
-            findings.append(StepFinding(code, message, where, fix))
+    def _found(self, finding: StepFinding) -> None:
+        """Record ``finding``, once per code."""
+        recorded = self.run.evidence.step_findings
+        if all(earlier.code != finding.code for earlier in recorded):
+            recorded.append(finding)
