@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: generate a project from mlsmoke's template, commit through every hook, then
-# watch the overfit-batch gate block a commit that carries a classic training bug.
+# watch the overfit-batch gate block a commit that carries a classic training bug, and
+# one that breaks the training loop itself.
 #
 # Runs offline: the project's hooks come from this checkout (its HEAD commit) and from
 # PyPI at the versions the template pins, instead of from GitHub.
@@ -35,6 +36,14 @@ edit_model() {
         exit 1
     fi
     sed -i "s/$1/$2/" "$MODEL"
+}
+# Delete the line of train.py that matches, stopping the demo when there is none.
+drop_train_line() {
+    if ! grep -q -- "$1" train.py; then
+        echo "demo: train.py has no line matching '$1'" >&2
+        exit 1
+    fi
+    sed -i "/$1/d" train.py
 }
 quiet_pip() { "$@" 2>&1 | { grep -v '^WARNING: Location' || true; }; }
 
@@ -88,5 +97,16 @@ edit_model 'loss = -F.cross_entropy(' 'loss = F.cross_entropy('
 git add --all
 show git commit --quiet -m "Widen the hidden layer"
 show git --no-pager log --oneline
+
+step "7. A change to the training loop: train_step loses its optimizer.zero_grad()"
+drop_train_line 'optimizer.zero_grad(set_to_none=True)'
+show git --no-pager diff --unified=1
+git add --all
+echo "(the gate calls train.py's train_step, so the loop it checks is the one that trains)"
+if show git commit --quiet -m "Simplify the training step"; then
+    echo "demo: the commit without zero_grad was NOT blocked" >&2
+    exit 1
+fi
+git checkout --quiet HEAD -- train.py
 
 printf '\nThe generated project is in %s\n' "$PROJECT"

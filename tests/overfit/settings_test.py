@@ -130,6 +130,12 @@ def test_a_project_optimizer_keeps_its_own_lr(tmp_path):
         ("[tool.mlsmoke.overfit]\nmodel = { a = 1 }\n",
          "tool.mlsmoke.overfit.model: expected a string, got a table"),
         ("[tool.mlsmoke.overfit\n", "pyproject.toml: not valid TOML"),
+        (f'[tool.mlsmoke.overfit]\n{GATE}step = "train_step"\n',
+         'tool.mlsmoke.overfit.step: expected "package.module:callable"'),
+        (f"[tool.mlsmoke.overfit]\n{GATE}accumulate = 0\n",
+         "tool.mlsmoke.overfit.accumulate: expected a positive integer"),
+        (f'[tool.mlsmoke.overfit]\n{GATE}train-mode = "no"\n',
+         "tool.mlsmoke.overfit.train-mode: expected"),
     ],
 )  # fmt: skip
 def test_configuration_mistakes_name_the_key(tmp_path, toml, message):
@@ -137,6 +143,18 @@ def test_configuration_mistakes_name_the_key(tmp_path, toml, message):
         gates(tmp_path, toml)
     assert message in str(raised.value)
     assert raised.value.exit_code == 2
+
+
+def test_a_step_function_and_its_declared_accumulation(tmp_path):
+    toml = f'[tool.mlsmoke.overfit]\n{GATE}step = "train:train_step"\naccumulate = 4\n'
+    (gate,) = gates(tmp_path, toml)
+    assert (gate.step, gate.accumulate, gate.train_mode) == (
+        "train:train_step",
+        4,
+        True,
+    )
+    (default,) = gates(tmp_path, f"[tool.mlsmoke.overfit]\n{GATE}train-mode = false\n")
+    assert (default.step, default.accumulate, default.train_mode) == (None, 1, False)
 
 
 def test_a_directory_without_pyproject_toml_says_so(tmp_path):

@@ -89,6 +89,7 @@ def test_non_default_answers_reach_every_file(bake: Bake) -> None:
         "model": f"{package}.model:build_model",
         "batch": f"{package}.data:train_loader",
         "optimizer": f"{package}.recipe:make_optimizer",
+        "step": "train:train_step",
     }
     workflow = yaml.safe_load((project / ".github/workflows/ci.yml").read_text())
     steps = workflow["jobs"]["test"]["steps"]

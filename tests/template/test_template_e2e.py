@@ -201,6 +201,14 @@ BUGS = {
     "scheduler-halves-the-lr-every-step": Bug(
         RECIPE, SCHEDULE, HALVING, "overfit-batch", ("FAIL lr-too-low", "StepLR")
     ),
+    # The gate calls train.py's train_step, so a bug in the loop fails at commit time.
+    "zero-grad-deleted": Bug(
+        "train.py",
+        "    optimizer.zero_grad(set_to_none=True)\n",
+        "",
+        "overfit-batch",
+        ("FAIL step-gradients-accumulate", "fix at train.py:"),
+    ),
     # TorchFix's TOR401, turned on by the project's .flake8.
     "loader-without-workers": Bug(
         DATA,

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mlsmoke.adopt import candidates, gate_setup, measure, own_hooks, report, standard
+from mlsmoke.adopt import step_candidates
 from mlsmoke.adopt import flake8_config, tools, wiring
 from mlsmoke.adopt.baselines import BLACK, FLAKE8, STRICT_MODE, Debt, Project
 from mlsmoke.adopt.textfile import check_all_writable, write_all
@@ -64,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     kept = project.read() if project.config.original is not None else {}
     files = measure.repo_files(project)
     found = candidates.find(root, measure.files_for("flake8", files))
+    steps = step_candidates.find(root, measure.files_for("flake8", files))
     gate = gate_setup.choose(project, found, args)
     name = project.name(project.config)
     project.config.text = wiring.wire(
@@ -79,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     gate_setup.write(project, gate)
     debt, checked, notes = _baseline(project, args, {} if args.force else kept)
+    notes += step_candidates.notes(steps)
     changed = [project.name(file) for file in project.files() if file.changed]
     _finish(project, args)
     seconds = time.perf_counter() - started

@@ -25,6 +25,7 @@ from mlsmoke.overfit.training.evidence import (
 )
 from mlsmoke.overfit.process.settings import DEFAULT_LR, OPTIMIZERS, GateSettings
 from mlsmoke.overfit.training.optimizers import optimizer_factory
+from mlsmoke.overfit.training.step_function import StepFunction, bind
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
 
@@ -146,11 +147,17 @@ def run_gate(
     settings, adapted = prepared.settings, prepared.adapted
     loaded, build_optimizer = adapted.factories, prepared.build_optimizer
     resolved_device = prepared.device
+    try:
+        step = _step_function(settings, loaded)
+    except ProjectProblem as error:
+        return _config_error(settings, settings.key_path("step"), str(error)), None
     evidence = _train(
-        trainer, settings, loaded, build_optimizer, resolved_device, on_step
+        trainer, settings, loaded, build_optimizer, resolved_device, on_step, step
     )
     if evidence.cuda_error in RERUN_ON_CPU:
-        on_cpu = _train(trainer, settings, loaded, build_optimizer, "cpu", on_step)
+        on_cpu = _train(
+            trainer, settings, loaded, build_optimizer, "cpu", on_step, step
+        )
         if on_cpu.error is not None:
             on_cpu.rerun_of = evidence
             evidence = on_cpu
@@ -166,9 +173,34 @@ def run_gate(
     diagnosis = _mention_timeout(diagnose(run), evidence, settings)
     result = _result(settings, evidence, diagnosis, run_checks(run))
     result.notes = adapted.run_notes() + _lr_notes(settings, adapted.module_lr)
-    result.notes += run.notes
+    result.notes += run.notes + _step_notes(step, run)
     result.recipe = _recipe_label(settings, evidence)
     return result, run
+
+
+def _step_function(
+    settings: GateSettings, loaded: dict[str, Callable[..., Any]]
+) -> StepFunction | None:
+    """The project's step function, bound to what the gate passes it."""
+    if "step" not in loaded:
+        return None
+    name = settings.step or getattr(loaded["step"], "__qualname__", "step")
+    return bind(loaded["step"], name)
+
+
+def _step_notes(step: StepFunction | None, run: GateRun) -> list[str]:
+    """``-v``: which run the step function trained, and which the gate's own loop."""
+    if step is None:
+        return []
+    arguments = ", ".join(step.roles)
+    notes = [f"step: {step.name}({arguments}), called once per gate step"]
+    if run.probes:
+        notes.append(
+            f"probes: {len(run.probes)} diagnostic re-run(s) trained with the gate's"
+            " own forward and backward on the same model and batch, not the step"
+            " function"
+        )
+    return notes
 
 
 def _lr_notes(settings: GateSettings, module_lr: float | None) -> list[str]:
@@ -230,6 +262,8 @@ def load_factories(settings: GateSettings) -> dict[str, Callable[..., Any]]:
     }
     if settings.loss is not None:
         loaded["loss"] = load_callable(settings.loss, settings.key_path("loss"))
+    if settings.step is not None:
+        loaded["step"] = load_callable(settings.step, settings.key_path("step"))
     if settings.optimizer not in OPTIMIZERS:
         loaded["optimizer"] = load_callable(
             settings.optimizer, settings.key_path("optimizer")
@@ -262,7 +296,12 @@ def _train(
     build_optimizer: Callable,
     device: str,
     on_step: StepCallback | None,
+    step: StepFunction | None,
 ) -> Evidence:
+    extra: dict[str, Any] = {}
+    if step is not None:
+        extra = {"step": step, "accumulate": settings.accumulate,
+                 "train_mode": settings.train_mode}  # fmt: skip
     return trainer(
         loaded["model"],
         loaded["batch"],
@@ -276,6 +315,7 @@ def _train(
         timeout=settings.timeout,
         seed=settings.seed,
         on_step=on_step,
+        **extra,
     )
 
 

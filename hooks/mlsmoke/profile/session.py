@@ -24,12 +24,11 @@ from mlsmoke.overfit.gate import NotConfigured, prepare
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.training import instruments, setup
 from mlsmoke.overfit.training.adapters.lightning_module import overrides
+from mlsmoke.overfit.training.batch_objects import move, tensors_in
 from mlsmoke.overfit.training.device import (
     device_kind,
-    map_tensors,
     placement,
     restore_cpu_threads,
-    tensors_in,
 )
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.training.run_state import TrainingRun
@@ -280,7 +279,7 @@ def _to_device(batch: Any, device: str) -> Any:
     target = placement(device)
     if device_kind(device) == "cpu":
         return batch
-    return map_tensors(batch, lambda t: t.to(target, non_blocking=bool(t.is_pinned())))
+    return move(batch, target, [], pinned_async=True)
 
 
 def _synchronize(device: str) -> None:

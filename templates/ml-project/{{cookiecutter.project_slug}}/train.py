@@ -43,6 +43,24 @@ def forever(loader: DataLoader) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         yield from loader
 
 
+def train_step(
+    model: Classifier,
+    batch: tuple[torch.Tensor, torch.Tensor],
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+) -> torch.Tensor:
+    """One update on one batch. The overfit-batch gate calls this same function, so the
+    loop it checks at every commit is the one that trains."""
+    x, y = batch  # (B, 2), (B,)
+    model.train()
+    _, loss = model(x, y)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    scheduler.step()
+    return loss
+
+
 @torch.no_grad()
 def accuracy(model: Classifier, x: torch.Tensor, y: torch.Tensor) -> float:
     model.eval()
@@ -61,12 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     batches = forever(train_loader(config))
 
     for step in range(1, config.steps + 1):
-        x, y = next(batches)  # (B, 2), (B,)
-        _, loss = model(x, y)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        scheduler.step()
+        loss = train_step(model, next(batches), optimizer, scheduler)
         if step % args.eval_every == 0 or step == config.steps:
             val = accuracy(model, x_val, y_val)
             lr = scheduler.get_last_lr()[0]

@@ -109,6 +109,13 @@ GATE_SCHEMA: dict[str, Key] = {
     "model": Key(factory_spec, help="package.module:callable returning an nn.Module"),
     "batch": Key(factory_spec, help="package.module:callable returning one batch"),
     "loss": Key(factory_spec, help="(model, batch) -> scalar tensor"),
+    "step": Key(
+        factory_spec, help="the project's training step, see docs/train-step.md"
+    ),
+    "accumulate": Key(config.positive_int),
+    "train-mode": Key(
+        config.boolean, help="false: the step runs the model in eval mode"
+    ),
     "optimizer": Key(optimizer_spec),
     "lr": Key(config.positive_number),
     **TIER_SCHEMA,
@@ -128,6 +135,9 @@ class GateSettings:
     model: str
     batch: str
     loss: str | None = None
+    step: str | None = None  # the project's train_step, called in place of the loop's
+    accumulate: int = 1  # backward passes per optimizer step the step function declares
+    train_mode: bool = True  # False: the step function runs the model in eval mode
     optimizer: str = "adam"
     lr: float | None = DEFAULT_LR["adam"]  # None: the project optimizer's own lr
     max_steps: int = TIER_DEFAULTS["commit"]["max-steps"]
@@ -225,7 +235,8 @@ def _split(
 
 
 def _expected(key: str) -> str:
-    return "a string" if key in ("model", "batch", "loss", "optimizer") else "a value"
+    strings = ("model", "batch", "loss", "step", "optimizer")
+    return "a string" if key in strings else "a value"
 
 
 def _resolve(
@@ -270,6 +281,9 @@ def _resolve(
         model=parsed["model"],
         batch=parsed["batch"],
         loss=parsed["loss"],
+        step=parsed["step"],
+        accumulate=parsed["accumulate"] or 1,
+        train_mode=parsed["train-mode"] is not False,
         optimizer=optimizer,
         lr=lr,
         max_steps=parsed["max-steps"],

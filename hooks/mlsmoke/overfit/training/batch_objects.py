@@ -54,17 +54,20 @@ def rebuild(obj: Any, convert: Callable[[Any], Any]) -> Any:
     return dataclasses.replace(obj, **changes)
 
 
-def move(obj: Any, target: torch.device, passed: list[str]) -> Any:
+def move(
+    obj: Any, target: torch.device, passed: list[str], pinned_async: bool = False
+) -> Any:
     """``obj`` on ``target``: tensors moved, containers rebuilt, an object with a
     ``.to`` moved by it; anything else returned as it is, its type named in
-    ``passed`` when it holds tensors."""
+    ``passed`` when it holds tensors. With ``pinned_async``, a pinned tensor is copied
+    without blocking the host, as a pinned loader's training loop copies it."""
     if isinstance(obj, torch.Tensor):
-        return obj.to(target)
+        return obj.to(target, non_blocking=pinned_async and bool(obj.is_pinned()))
     if moves_itself(obj):
         moved = obj.to(target)
         return obj if moved is None else moved  # a .to that moves in place
     if is_container(obj):
-        return rebuild(obj, lambda value: move(value, target, passed))
+        return rebuild(obj, lambda value: move(value, target, passed, pinned_async))
     if not isinstance(obj, _PLAIN_VALUES) and tensors_in(obj):
         passed.append(type(obj).__name__)
     return obj

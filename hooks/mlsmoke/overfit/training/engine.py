@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mlsmoke.overfit.training import observers, setup
+from mlsmoke.overfit.training import observers, setup, step_loop
 from mlsmoke.overfit.training.determinism import deterministic
 from mlsmoke.overfit.training.device import release_cuda_memory, restore_cpu_threads
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.training.run_state import StepCallback, TrainingRun
+from mlsmoke.overfit.training.step_function import StepFunction
 
 __all__ = ["StepCallback", "resolve_target", "train"]
 
@@ -46,19 +47,23 @@ def train(
     timeout: float,
     seed: int,
     on_step: StepCallback | None = None,
+    step: StepFunction | None = None,
+    accumulate: int = 1,
+    train_mode: bool = True,
 ) -> Evidence:
     """Train a fresh model on one batch; stop at the target, at ``max_steps`` updates,
     at ``timeout`` seconds, at a non-finite loss, or at the first error.
 
     ``optimizer_factory(model, lr)`` gives the recipe (see ``recipe.py``); ``lr``
     None keeps the recipe's own rate, and ``lr_scale`` multiplies every rate of it,
-    the scheduler's included (the lr probes)."""
+    the scheduler's included (the lr probes). ``step``, the project's step function,
+    replaces the loop's body (see ``step_loop.py``)."""
     evidence = Evidence(
         device=device, dtype=dtype or "float32", lr=lr or 0.0, max_steps=max_steps
     )
     run = TrainingRun(evidence, model_factory, batch_factory, loss_fn,
                       optimizer_factory, lr, lr_scale, target_loss, target_ratio,
-                      timeout, on_step)  # fmt: skip
+                      timeout, on_step, step, accumulate, train_mode)  # fmt: skip
     with deterministic(seed):
         try:
             _train(run)
@@ -86,6 +91,8 @@ def _train(run: TrainingRun) -> None:
     recipe = setup.build_recipe(run)
     optimizer = recipe.optimizer
     observers.record_optimizer_coverage(run, optimizer)
+    if run.step is not None:
+        return step_loop.train_with_step(run, recipe, _stops)
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
     model.train()
 
@@ -98,14 +105,7 @@ def _train(run: TrainingRun) -> None:
         if not math.isfinite(value):
             observers.record_nonfinite(run, loss)
             return
-        if evidence.target is None:
-            evidence.target = resolve_target(value, run.target_loss, run.target_ratio)
-        if _done_at_target(run, step, value):
-            return
-        if step == evidence.max_steps or _frozen_in_place(evidence):
-            return
-        if run.out_of_time():
-            evidence.timed_out = True
+        if _stops(run, step, value):
             return
 
         run.phase = "backward"
@@ -117,6 +117,22 @@ def _train(run: TrainingRun) -> None:
         optimizer.step()
         run.phase = "scheduler"
         recipe.step_scheduler(step, value)
+
+
+def _stops(run: TrainingRun, step: int, value: float) -> bool:
+    """Whether the run ends after the finite loss ``value`` of ``step``: at its
+    target, at max_steps, frozen in place, or out of time."""
+    evidence = run.evidence
+    if evidence.target is None:
+        evidence.target = resolve_target(value, run.target_loss, run.target_ratio)
+    if _done_at_target(run, step, value):
+        return True
+    if step == evidence.max_steps or _frozen_in_place(evidence):
+        return True
+    if run.out_of_time():
+        evidence.timed_out = True
+        return True
+    return False
 
 
 def _frozen_in_place(evidence: Evidence) -> bool:

@@ -43,6 +43,30 @@ class BatchField:
     nonfinite: int = 0
 
 
+# The step function's invariants (StepFinding.code), failures first.
+STEP_NO_BACKWARD = "step-no-backward"
+STEP_NO_GRADIENT = "step-no-gradient"
+STEP_GRADIENTS_ACCUMULATE = "step-gradients-accumulate"
+STEP_UNDIVIDED_ACCUMULATION = "step-undivided-accumulation"
+STEP_PARAMETERS_UNCHANGED = "step-parameters-unchanged"
+STEP_EVAL_MODE = "step-eval-mode"
+STEP_CLIP_AFTER_STEP = "step-clip-after-step"
+STEP_SCHEDULER_ORDER = "step-scheduler-order"  # a warning: the run is still right
+
+
+@dataclass
+class StepFinding:
+    """One invariant the project's step function broke (``training/step_watch.py``).
+
+    ``where`` is the step function's line the fix belongs at, as ``file:line: text``,
+    when it was found."""
+
+    code: str
+    message: str
+    where: str | None = None
+    fix: str = ""
+
+
 class ProjectProblem(Exception):
     """A problem mlsmoke found in what the project gave the gate (torch raised nothing).
 
@@ -117,6 +141,10 @@ class Evidence:
     # Dropout modules that ran in training mode at the first step: name -> p.
     dropout: dict[str, float] = field(default_factory=dict)
     unscheduled_lr: float | None = None  # Recipe.configured_lr, with a scheduler
+    # The project's step function ("package.module:train_step"), when it trained,
+    # and the invariants it broke, in the order found, one per code.
+    step_function: str | None = None
+    step_findings: list[StepFinding] = field(default_factory=list)
     # The step the loss first reached its target.
     reached_at: int | None = None
     # The step a loss reached its target below zero; the run trained on from there

@@ -31,7 +31,7 @@ def traced_forward(run: TrainingRun) -> torch.Tensor:
                 warnings.simplefilter("always")
                 loss = run.forward()
     finally:
-        run.evidence.forward_warnings = _replayed(caught)
+        run.evidence.forward_warnings = replayed_warnings(caught)
     run.evidence.module_inputs = run.trace.inputs
     run.evidence.module_order = run.trace.order
     run.evidence.module_none_arguments = run.trace.none_arguments
@@ -40,7 +40,7 @@ def traced_forward(run: TrainingRun) -> torch.Tensor:
     return loss
 
 
-def _replayed(caught: list[warnings.WarningMessage]) -> list[str]:
+def replayed_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
     """The first line of each warning the first forward and loss raised, once each;
     the warnings are issued again, so the project's output still shows them."""
     texts: list[str] = []

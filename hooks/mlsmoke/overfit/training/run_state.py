@@ -13,6 +13,7 @@ import torch
 from mlsmoke.overfit.training import instruments
 from mlsmoke.overfit.training.evidence import Evidence
 from mlsmoke.overfit.training.objective import call_model, check_loss, default_loss
+from mlsmoke.overfit.training.step_function import StepFunction
 
 StepCallback = Callable[[int, float], None]
 
@@ -32,6 +33,9 @@ class TrainingRun:
     target_ratio: float | None
     timeout: float
     on_step: StepCallback | None
+    step: StepFunction | None = None  # the project's step, in place of the loop's body
+    accumulate: int = 1  # backward passes per update the step function declares
+    train_mode: bool = True  # the step function should run the model in train mode
     phase: str = "model"  # read when something raises
     started: float = field(default_factory=time.perf_counter)
     model: Any = None

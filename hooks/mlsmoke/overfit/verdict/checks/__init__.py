@@ -16,6 +16,7 @@ from mlsmoke.overfit.verdict.checks import (
     degenerate_batch,
     dropout_active,
     init_loss,
+    step_order,
     unregistered_parameters,
 )
 
@@ -32,6 +33,7 @@ REGISTRY: list[Check] = [
     batch_mixing.check,
     dropout_active.check,
     unregistered_parameters.check,
+    step_order.check,
 ]
 
 

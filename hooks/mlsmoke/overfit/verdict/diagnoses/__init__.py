@@ -1,6 +1,7 @@
 """The registry of diagnoses: each turns a GateRun into a Diagnosis, or passes (None).
 
-Diagnosers are tried in order and the first answer wins. ``memorized`` comes first;
+Diagnosers are tried in order and the first answer wins. The step function's
+invariants come first (a forgotten zero_grad still memorizes), then ``memorized``;
 then a repair of the batch checked on a copy, then evidence before error text (what
 the batch held, which tensors train), then ``config-error``; the specific causes of a
 failure follow; the two fallbacks, ``train-error`` and ``not-memorized``, come last and
@@ -29,6 +30,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     not_memorized,
     out_of_memory,
     shape_error,
+    step_function,
     too_slow,
     train_error,
     unregistered_parameters,
@@ -47,6 +49,8 @@ class Diagnoser(Protocol):
 
 
 REGISTRY: list[Diagnoser] = [
+    # a step function's broken invariant fails even a run that memorized
+    *step_function.DIAGNOSERS,
     memorized.diagnose,
     wrong_objective.diagnose,  # before config-error: it explains a negative init loss
     # a repair of the batch that made the failing step run, tried on a copy
