@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import json
 import logging
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -127,7 +128,18 @@ def generate(
         raise UsageError(f"the template could not be generated: {error}") from None
     finally:
         logging.getLogger("cookiecutter").removeHandler(quiet)
+    remove_bytecode(Path(generated))
     return Path(generated)
+
+
+def remove_bytecode(project: Path) -> None:
+    """Delete the ``__pycache__`` directories cookiecutter copied from the template:
+    pip byte-compiles the template's ``.py`` files where a wheel installs it."""
+    for cache in sorted(project.rglob("__pycache__"), reverse=True):
+        if cache.is_dir() and not cache.is_symlink():
+            shutil.rmtree(cache)
+    for stray in project.rglob("*.py[co]"):
+        stray.unlink()
 
 
 @contextlib.contextmanager
