@@ -107,8 +107,11 @@ OWN_EXCLUDE = "repos:\n- repo: local\n  hooks:\n  - id: shellcheck\n    exclude:
         ("^vendor/", ["vendor/x.sh"], ["a/vendor/x.sh", "c.sh"]),
         ("'^my scripts/#old'", ["my scripts/#old.sh"], ["my scripts/new.sh"]),
         ("'(?i)^VENDOR/'", ["vendor/x.sh"], ["c.sh"]),
-        ("|\n      (?x)^(\n        gen/.*|  # generated\n        x\\.sh\n      )$",
-         ["gen/a.sh", "x.sh"], ["xysh", "c.sh"]),
+        (
+            "|\n      (?x)^(\n        gen/.*|  # generated\n        x\\.sh\n      )$",
+            ["gen/a.sh", "x.sh"],
+            ["xysh", "c.sh"],
+        ),
     ],
 )
 def test_a_hooks_own_exclude_is_extended_by_the_baseline(own, excluded, kept):
