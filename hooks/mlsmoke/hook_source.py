@@ -139,7 +139,9 @@ def from_checkout(root: Path, why: str) -> HookSource:
 
 
 def commit_exists(path: Path, rev: str) -> bool:
-    return _git(path, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}") is not None
+    return (
+        _git(path, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}") is not None
+    )
 
 
 def uncommitted(root: Path) -> bool:

@@ -22,6 +22,7 @@ from typing import Any
 import mlsmoke
 from mlsmoke.errors import EnvironmentProblem, UsageError
 from mlsmoke.hook_source import UPSTREAM_URL, HookSource, find_hook_source
+
 TEMPLATE_DIRECTORY = "templates/ml-project"
 _PACKAGE_DIR = Path(mlsmoke.__file__).resolve().parent
 TEMPLATE_CANDIDATES = (

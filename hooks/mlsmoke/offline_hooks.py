@@ -21,8 +21,8 @@ from typing import Any, NamedTuple
 
 MLSMOKE_HOOK_IDS = ("bash-strict-mode", "doctest", "overfit-batch")
 HEADER = (
-    "# Offline: no GitHub needed. Each third-party hook installs its pinned version from"
-    "\n# the package index; mlsmoke's hooks come from a local repository."
+    "# Offline: no GitHub needed. Each third-party hook installs its pinned version\n"
+    "# from the package index; mlsmoke's hooks come from a local repository."
 )
 
 
