@@ -59,6 +59,14 @@ def hook_repos() -> dict[str, Any]:
     raise RuntimeError(f"no HOOK_REPOS in {path}")
 
 
+def _offline_hooks_module() -> str:
+    """The path of mlsmoke's offline_hooks.py; empty when this copy has none."""
+    try:
+        return str(_package_file("offline_hooks.py"))
+    except RuntimeError:
+        return ""
+
+
 def git_url(repo: str) -> str:
     """A repo as pip's ``git+`` takes it: a local path as a ``file://`` URL."""
     return Path(repo).as_uri() if Path(repo).is_absolute() else repo
@@ -80,6 +88,6 @@ class MlsmokeRelease(Extension):
             mlsmoke_repo=UPSTREAM_URL,
             mlsmoke_rev=f"v{mlsmoke_version()}",
             hook_repos=hook_repos(),
-            offline_hooks_module=str(_package_file("offline_hooks.py")),
+            offline_hooks_module=_offline_hooks_module(),
         )
         environment.filters["git_url"] = git_url

@@ -32,7 +32,7 @@ repos:
 
 def wired(text: str) -> str:
     return wiring.wire(
-        text, "c.yaml", standard_repos(), False, wiring.gate_comment(Candidates())
+        text, "c.yaml", standard_repos(), wiring.gate_comment(Candidates())
     )
 
 
@@ -49,6 +49,29 @@ def test_wiring_keeps_every_line_in_order_and_adds_every_hook():
         assert hook in ids
     assert "overfit-batch" not in ids and "# - id: overfit-batch" in text
     assert "skip: [doctest, overfit-batch]" in text
+
+
+def test_a_gate_that_passed_replaces_its_comment_with_the_hook():
+    text = wired(COMMENTED)
+    on = wiring.turn_gate_on(text, "c.yaml", standard_repos())
+    assert "overfit-batch" in wiring.hook_ids(on, "c.yaml")
+    assert wiring.GATE_FIRST_LINE not in on and "uncomment" not in on
+    assert "# - id: overfit-batch" not in on
+    assert is_subsequence(COMMENTED.splitlines(), on.splitlines())
+    assert wiring.turn_gate_on(on, "c.yaml", standard_repos()) == on
+
+
+def test_a_gate_that_failed_keeps_its_comment_with_the_reason():
+    text = wired(COMMENTED)
+    reason = ["Off: its first run failed: lr-too-low: the learning rate 6e-07"]
+    off = wiring.replace_gate_comment(
+        text, wiring.gate_comment(Candidates(), reason, configured=True)
+    )
+    assert "overfit-batch" not in wiring.hook_ids(off, "c.yaml")
+    assert "# Off: its first run failed: lr-too-low" in off
+    assert off.count("# - id: overfit-batch") == 1
+    assert off.count(wiring.GATE_FIRST_LINE) == 1
+    assert "mlsmoke init --model" not in off  # the configured gate's own advice
 
 
 def test_wiring_twice_changes_nothing():

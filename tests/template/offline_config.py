@@ -9,7 +9,7 @@ from, with :mod:`mlsmoke.offline_hooks` (what ``mlsmoke init --offline`` writes)
   installs the same pinned version from PyPI through ``additional_dependencies``, with
   the hook's own plugins (flake8's torchfix) beside it.
 
-Used by the template's end-to-end test and by ``make demo``. As a script:
+Used by the end-to-end tests and benchmarks. As a script:
 ``python tests/template/offline_config.py CONFIG --hook-repo PATH --rev REV``.
 """
 

@@ -15,7 +15,7 @@ from pathlib import Path
 OFFLINE = "{{ cookiecutter.offline_hooks }}" == "yes"
 HOOK_REPO = r"""{{ cookiecutter.__mlsmoke_repo }}"""
 HOOK_REV = r"""{{ cookiecutter.__mlsmoke_rev }}"""
-MODULE = Path(r"""{{ offline_hooks_module }}""")
+MODULE = r"""{{ offline_hooks_module }}"""
 CONFIG = Path(".pre-commit-config.yaml")
 
 
@@ -27,6 +27,13 @@ def main() -> int:
             f"error: offline_hooks=yes takes mlsmoke's hooks from a local clone, and "
             f"{HOOK_REPO} is not one: generate with `mlsmoke new --offline` from a "
             "clone's install, or pass __mlsmoke_repo=PATH __mlsmoke_rev=REV",
+            file=sys.stderr,
+        )
+        return 1
+    if not MODULE or not Path(MODULE).is_file():
+        print(
+            "error: offline_hooks=yes needs mlsmoke's offline_hooks.py beside the "
+            "template, and this copy of the template has none",
             file=sys.stderr,
         )
         return 1
