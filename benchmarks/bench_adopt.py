@@ -11,8 +11,8 @@ Two repositories, built file by file (tests/init/script_repo.py):
   mlsmoke_gate.py with TODOs and keeps the gate off; the user finishes the factories
   (the lines they write are counted) and runs ``mlsmoke init`` again, which turns it on.
 
-The seconds are mlsmoke's (init measures every tool, and runs the gate once), not the
-user's typing.
+``--quick``: the nanoGPT-shaped repository only. The seconds are mlsmoke's (init
+measures every tool, and runs the gate once), not the user's typing.
 """
 
 from __future__ import annotations
@@ -27,34 +27,13 @@ import yaml
 
 from benchmarks.precommit import commit_all, init_git_repo, scratch_dir
 from benchmarks.report import Section
-from tests.init.script_repo import write_library_repo, write_script_repo
+from tests.init.script_repo import (
+    finish_library_gate,
+    write_library_repo,
+    write_script_repo,
+)
 
 PROJECT_ENV = {"MLSMOKE_PYTHON": sys.executable}
-FINISHED_LIBRARY_GATE = '''\
-"""The gate's factories."""
-
-import torch
-
-from tiny_transformers import TransformerWrapper
-
-
-def model():
-    """A tiny TransformerWrapper."""
-    return TransformerWrapper(num_tokens=32, max_seq_len=8, dim=16, depth=1)
-
-
-def batch():
-    """Tokens and next tokens."""
-    tokens = torch.randint(0, 32, (4, 9), generator=torch.Generator().manual_seed(0))
-    return tokens[:, :-1], tokens[:, 1:]
-
-
-def loss(model, batch):
-    """Next-token cross-entropy."""
-    inputs, targets = batch
-    logits = model(inputs)
-    return torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
-'''
 
 
 def init(repo: Path) -> float:
@@ -90,10 +69,7 @@ def library_row() -> list[object]:
     commit_all(repo, "library")
     first = init(repo)
     off = not gate_on(repo)
-    (repo / "mlsmoke_gate.py").write_text(FINISHED_LIBRARY_GATE)
-    pyproject = repo / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text() + 'loss = "mlsmoke_gate:loss"\n')
-    written = len([line for line in FINISHED_LIBRARY_GATE.splitlines() if line]) + 1
+    written = finish_library_gate(repo)
     second = init(repo)
     commands = "`mlsmoke init`, finish mlsmoke_gate.py, `mlsmoke init`"
     on = _on(repo) + ("" if off else " (on after the first init: WRONG)")
@@ -114,7 +90,7 @@ def run(quick: bool) -> Section:
             "mlsmoke s",
             "gate on",
         ],
-        rows=[nanogpt_row(), library_row()],
+        rows=[nanogpt_row()] if quick else [nanogpt_row(), library_row()],
         notes=[
             "mlsmoke s: wall time of the init runs, each measuring every tool's debt "
             "and running the gate once (commit tier, CPU); the gate is on only after "

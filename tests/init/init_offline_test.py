@@ -12,23 +12,33 @@ from legacy_repo import write_legacy_repo
 from gitrepo import commit_all, init_git_repo
 from mlsmoke.offline_hooks import UPSTREAMS
 
+LOCAL_ONLY = """\
+repos:
+-   repo: local
+    hooks:
+    -   id: no-todo-fixme
+        name: no FIXME left behind
+        language: pygrep
+        entry: 'FIXME'
+        types: [python]
+"""
+
 
 @pytest.mark.e2e
 def test_init_offline_passes_all_files_with_no_github(
     tmp_path, hook_repo, run_pre_commit
 ):
-    repo = init_git_repo(write_legacy_repo(tmp_path / "repo"))
+    repo = write_legacy_repo(tmp_path / "repo")
+    # An air-gapped team's config: its own local hook, nothing from GitHub.
+    (repo / ".pre-commit-config.yaml").write_text(LOCAL_ONLY)
+    init_git_repo(repo)
     commit_all(repo, "legacy")
     source = ["--hooks-repo", str(hook_repo.path), "--hooks-rev", hook_repo.rev]
     ran = mlsmoke(repo, "init", "--offline", "--no-gate", *source)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     config = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text())
     urls = {entry["repo"] for entry in config["repos"]}
-    assert urls == {
-        "local",
-        "https://github.com/pre-commit/pre-commit-hooks",  # the team's own, kept
-        str(hook_repo.path),
-    }
+    assert urls == {"local", str(hook_repo.path)}
     local = {
         hook["id"]: hook
         for entry in config["repos"]
@@ -40,7 +50,9 @@ def test_init_offline_passes_all_files_with_no_github(
         "torchfix==0.7.0",
     ]
     assert local["black"]["language"] == "python"
-    assert {"no-todo-fixme", "shellcheck", "end-of-file-fixer"} <= set(local)
+    assert {"no-todo-fixme", "shellcheck", "end-of-file-fixer", "check-yaml"} <= set(
+        local
+    )
     commit_all(repo, "mlsmoke init --offline")
     ran = run_pre_commit(repo, "run", "--all-files", env=PROJECT_ENV)
     assert ran.returncode == 0, ran.stdout + ran.stderr

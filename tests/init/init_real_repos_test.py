@@ -11,7 +11,7 @@ import pytest
 import yaml
 from adoption import PreCommit, adopt, mlsmoke
 from legacy_repo import PRE_COMMIT_CONFIG, write_legacy_repo
-from script_repo import write_library_repo, write_script_repo
+from script_repo import finish_library_gate, write_library_repo, write_script_repo
 
 from gitrepo import commit_all
 from mlsmoke.adopt.gate_module import FILENAME
@@ -70,41 +70,12 @@ def test_a_library_of_required_arguments_keeps_the_gate_off_until_it_passes(
     assert ran.returncode == 0, ran.stdout + ran.stderr
 
     # The user finishes mlsmoke_gate.py; init, run again, turns the gate on.
-    (repo / FILENAME).write_text(FINISHED_GATE)
-    pyproject = repo / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text() + 'loss = "mlsmoke_gate:loss"\n')
+    finish_library_gate(repo)
     commit_all(repo, "finish the gate's factories")
     again = mlsmoke(repo, "init")
     assert again.returncode == 0, again.stdout + again.stderr
     assert "the gate passed; overfit-batch is on" in again.stdout
     assert gate_is_on((repo / ".pre-commit-config.yaml").read_text())
-
-
-FINISHED_GATE = '''\
-"""The gate's factories."""
-
-import torch
-
-from tiny_transformers import TransformerWrapper
-
-
-def model():
-    """A tiny TransformerWrapper."""
-    return TransformerWrapper(num_tokens=32, max_seq_len=8, dim=16, depth=1)
-
-
-def batch():
-    """Tokens and next tokens."""
-    tokens = torch.randint(0, 32, (4, 9), generator=torch.Generator().manual_seed(0))
-    return tokens[:, :-1], tokens[:, 1:]
-
-
-def loss(model, batch):
-    """Next-token cross-entropy."""
-    inputs, targets = batch
-    logits = model(inputs)
-    return torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
-'''
 
 
 def test_a_hook_with_its_own_exclude_is_baselined_by_extending_it(

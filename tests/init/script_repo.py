@@ -207,3 +207,39 @@ def write_library_repo(root: Path) -> Path:
         'setup(name="tiny-transformers", packages=find_packages())\n'
     )
     return root
+
+
+FINISHED_LIBRARY_GATE = '''\
+"""The gate's factories."""
+
+import torch
+
+from tiny_transformers import TransformerWrapper
+
+
+def model():
+    """A tiny TransformerWrapper."""
+    return TransformerWrapper(num_tokens=32, max_seq_len=8, dim=16, depth=1)
+
+
+def batch():
+    """Tokens and a code of each: the layers see one position at a time."""
+    tokens = torch.randint(0, 32, (4, 8), generator=torch.Generator().manual_seed(0))
+    return tokens, (7 * tokens + 3) % 32
+
+
+def loss(model, batch):
+    """Cross-entropy of the code at every position."""
+    inputs, targets = batch
+    logits = model(inputs)
+    return torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+'''
+
+
+def finish_library_gate(root: Path) -> int:
+    """What the user writes to finish the library's mlsmoke_gate.py (the factories
+    and a loss in pyproject.toml); returns the number of lines they wrote."""
+    (root / "mlsmoke_gate.py").write_text(FINISHED_LIBRARY_GATE)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'loss = "mlsmoke_gate:loss"\n')
+    return len([line for line in FINISHED_LIBRARY_GATE.splitlines() if line]) + 1
