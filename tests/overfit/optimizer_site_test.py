@@ -102,3 +102,14 @@ def test_the_site_is_the_first_frame_outside_torch_and_mlsmoke():
     assert site.path.endswith("optimizer_site_test.py")
     assert site.function == sys._getframe().f_code.co_name
     assert torch.optim.Optimizer.__init__.__qualname__ == "Optimizer.__init__"
+
+
+def test_a_factory_that_builds_the_optimizer_itself_is_named_with_its_line():
+    factory = optimizer_factory("adam", by_model, 1e-3, "gate:by_model")
+    evidence = train(MLP, mlp_batch, mlp_loss, factory, lr=None, lr_scale=1.0,
+                     max_steps=1, target_loss=-1.0, target_ratio=None,
+                     device="cpu", timeout=60, seed=0)  # fmt: skip
+    line = by_model.__code__.co_firstlineno + 1
+    assert evidence.optimizer_source == (
+        f"gate:by_model at tests/overfit/optimizer_site_test.py:{line}"
+    )

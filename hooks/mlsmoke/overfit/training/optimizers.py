@@ -142,5 +142,5 @@ def built_where(site: Site, origin: str) -> str:
     if not site.path:
         return origin
     if origin.rsplit(":", 1)[-1].rsplit(".", 1)[-1] == site.function:
-        return f"{site} ({origin})"
+        return f"{origin} at {site}"
     return f"{site} in {site.function}, called by {origin}"
