@@ -114,6 +114,10 @@ def _first_run(project, gate, found, repos) -> int:
     verdict beside it (and fails init when --model/--batch asked for it)."""
     verdict = gate_setup.run_once(project.root)
     name = project.name(project.config)
+    if standard.GATE_HOOK in wiring.hook_ids(project.config.text, name):
+        state = "passed" if verdict.passed else f"did not pass ({verdict.reason})"
+        print(f"mlsmoke init: the gate {state}; overfit-batch was already on")
+        return EXIT_FAILED if gate.explicit and not verdict.passed else EXIT_OK
     if verdict.passed:
         project.config.text = wiring.turn_gate_on(project.config.text, name, repos)
         print("mlsmoke init: the gate passed; overfit-batch is on")
