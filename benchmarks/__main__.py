@@ -33,6 +33,7 @@ ORDER = (
     "catalog",
     "reliability",
     "init",
+    "adopt",
 )
 
 

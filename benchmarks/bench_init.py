@@ -22,7 +22,8 @@ from benchmarks.precommit import commit_all, hook_repo, init_git_repo, pre_commi
 from benchmarks.precommit import scratch_dir
 from benchmarks.report import Section
 from mlsmoke.adopt.baselines import Project
-from tests.template.offline_config import MLSMOKE_URL, UPSTREAMS, offline_config
+from mlsmoke.offline_hooks import is_mlsmoke
+from tests.template.offline_config import UPSTREAMS, offline_config
 
 PACKAGES = (
     "lion-pytorch==0.2.3",
@@ -72,7 +73,7 @@ def _tracked(tree: Path) -> int:
 def adopt(tree: Path) -> tuple[float, str]:
     start = time.perf_counter()
     ran = subprocess.run(
-        [sys.executable, "-m", "mlsmoke", "init"],
+        [sys.executable, "-m", "mlsmoke", "init", "--no-gate"],
         cwd=tree,
         env={**os.environ, **PROJECT_ENV},
         capture_output=True,
@@ -90,8 +91,10 @@ def all_files_pass(tree: Path) -> bool:
     project's own hooks from repos with no offline equivalent (say, ruff) are left
     out, since this machine cannot clone them."""
     config = yaml.safe_load((tree / ".pre-commit-config.yaml").read_text("utf-8"))
-    known = {"local", "meta", MLSMOKE_URL, *UPSTREAMS}
-    config["repos"] = [repo for repo in config["repos"] if repo["repo"] in known]
+    known = {"local", "meta", *UPSTREAMS}
+    config["repos"] = [
+        repo for repo in config["repos"] if repo["repo"] in known or is_mlsmoke(repo)
+    ]
     repo = hook_repo()
     offline = tree.parent / "offline-config.yaml"
     offline.write_text(yaml.safe_dump(offline_config(config, str(repo.path), repo.rev)))

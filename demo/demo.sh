@@ -3,8 +3,8 @@
 # watch the overfit-batch gate block a commit that carries a classic training bug, and
 # one that breaks the training loop itself.
 #
-# Runs offline: the project's hooks come from this checkout (its HEAD commit) and from
-# PyPI at the versions the template pins, instead of from GitHub.
+# Runs offline (`mlsmoke new --offline`): the project's hooks come from this checkout
+# (its HEAD commit) and from PyPI at the versions the template pins, not from GitHub.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -51,7 +51,7 @@ step "1. Generate a project"
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cd "$WORK"
-show mlsmoke new spiral-classifier --no-input
+show mlsmoke new spiral-classifier --no-input --offline --hooks-repo "$ROOT" --hooks-rev "$REV"
 cd "$PROJECT"
 
 step "2. Its environment: a venv with $TORCH, mlsmoke and the project"
@@ -71,8 +71,6 @@ git config user.email "demo@mlsmoke.invalid"
 if [[ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no)" ]]; then
     echo "note: mlsmoke comes from HEAD ${REV:0:12}; uncommitted changes are not in it"
 fi
-"$BIN/python" "$ROOT/tests/template/offline_config.py" .pre-commit-config.yaml \
-    --hook-repo "$ROOT" --rev "$REV"
 show pre-commit install
 echo "(building the hook environments once; later runs reuse them)"
 pre-commit install-hooks >/dev/null

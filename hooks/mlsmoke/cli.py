@@ -77,7 +77,7 @@ def _run(args: list[str]) -> int:
     try:
         return module.main(rest)
     except MlsmokeError as error:
-        _say(f"mlsmoke {command}: {error}")
+        _say(prefixed(f"mlsmoke {command}", str(error)))
         return error.exit_code
     except KeyboardInterrupt:
         _say(f"mlsmoke {command}: interrupted")
@@ -85,6 +85,13 @@ def _run(args: list[str]) -> int:
     except Terminated as stop:
         _say(f"mlsmoke {command}: stopped by {signal_name(stop.signum)}")
         return stop.exit_code
+
+
+def prefixed(prefix: str, message: str) -> str:
+    """``prefix: message``, unless the message already names the command."""
+    if message.startswith(prefix):
+        return message
+    return f"{prefix}: {message}"
 
 
 def _say(message: str) -> None:

@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import json
 import logging
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -20,8 +21,8 @@ from typing import Any
 
 import mlsmoke
 from mlsmoke.errors import EnvironmentProblem, UsageError
+from mlsmoke.hook_source import UPSTREAM_URL, HookSource, find_hook_source
 
-UPSTREAM_URL = "https://github.com/mlsmoke/mlsmoke"
 TEMPLATE_DIRECTORY = "templates/ml-project"
 _PACKAGE_DIR = Path(mlsmoke.__file__).resolve().parent
 TEMPLATE_CANDIDATES = (
@@ -127,7 +128,18 @@ def generate(
         raise UsageError(f"the template could not be generated: {error}") from None
     finally:
         logging.getLogger("cookiecutter").removeHandler(quiet)
+    remove_bytecode(Path(generated))
     return Path(generated)
+
+
+def remove_bytecode(project: Path) -> None:
+    """Delete the ``__pycache__`` directories cookiecutter copied from the template:
+    pip byte-compiles the template's ``.py`` files where a wheel installs it."""
+    for cache in sorted(project.rglob("__pycache__"), reverse=True):
+        if cache.is_dir() and not cache.is_symlink():
+            shutil.rmtree(cache)
+    for stray in project.rglob("*.py[co]"):
+        stray.unlink()
 
 
 @contextlib.contextmanager
@@ -147,11 +159,15 @@ def _private_tempdir() -> Iterator[None]:
             tempfile.tempdir = saved
 
 
-def next_steps(project: Path, answers: Mapping[str, Any]) -> str:
+def next_steps(
+    project: Path, answers: Mapping[str, Any], source: HookSource | None = None
+) -> str:
     torch_version = answers.get("torch_version", "2.13.0")
+    hooks = [f"mlsmoke's hooks: {source.repo} at {source.rev}"] if source else []
     return "\n".join(
         [
             f"Created {project}",
+            *hooks,
             "Next:",
             f"  cd {project}",
             "  git init && python -m venv .venv && . .venv/bin/activate",
@@ -177,6 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="answer a template question, e.g. --set package_name=net (repeatable)",
     )
+    add_hook_source_arguments(parser)
     parser.add_argument(
         "--no-input",
         action="store_true",
@@ -189,10 +206,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     assignments = parse_assignments(args.set)
     check_questions(assignments, template_questions(template))
     answers = default_answers(project_dir, assignments)
+    source = find_hook_source(args.hooks_repo, args.hooks_rev)
+    answers.update(source_answers(source, args.offline))
     no_input = args.no_input or not sys.stdin.isatty()
     project = generate(template, project_dir, answers, no_input)
-    print(next_steps(project, answers))
+    print(next_steps(project, answers, source))
     return 0
+
+
+def add_hook_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """--hooks-repo, --hooks-rev and --offline, as ``new`` and ``init`` take them."""
+    parser.add_argument(
+        "--hooks-repo",
+        metavar="URL_OR_PATH",
+        help="where pre-commit fetches mlsmoke's hooks (default: where this mlsmoke "
+        "was installed from)",
+    )
+    parser.add_argument(
+        "--hooks-rev", metavar="REV", help="the tag or commit of --hooks-repo"
+    )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="hooks that need no GitHub: `repo: local` hooks installed from the "
+        "package index, mlsmoke's from a local clone",
+    )
+
+
+def source_answers(source: HookSource, offline: bool) -> dict[str, str]:
+    """The template's private answers for where mlsmoke's hooks come from."""
+    answers = {"__mlsmoke_repo": source.repo, "__mlsmoke_rev": source.rev}
+    if offline:
+        if not source.is_path:
+            raise UsageError(
+                f"--offline: mlsmoke's hooks would come from {source.repo}, which "
+                "needs the network; pass --hooks-repo PATH (a clone of mlsmoke)"
+            )
+        answers["offline_hooks"] = "yes"
+    return answers
 
 
 if __name__ == "__main__":

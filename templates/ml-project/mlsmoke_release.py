@@ -59,8 +59,28 @@ def hook_repos() -> dict[str, Any]:
     raise RuntimeError(f"no HOOK_REPOS in {path}")
 
 
+def _offline_hooks_module() -> str:
+    """The path of mlsmoke's offline_hooks.py; empty when this copy has none."""
+    try:
+        return str(_package_file("offline_hooks.py"))
+    except RuntimeError:
+        return ""
+
+
+def git_url(repo: str) -> str:
+    """A repo as pip's ``git+`` takes it: a local path as a ``file://`` URL."""
+    return Path(repo).as_uri() if Path(repo).is_absolute() else repo
+
+
 class MlsmokeRelease(Extension):
-    """Adds ``mlsmoke_repo``, ``mlsmoke_rev`` (``v<version>``) and ``hook_repos``."""
+    """Adds ``mlsmoke_repo``, ``mlsmoke_rev`` (``v<version>``), ``hook_repos``,
+    ``offline_hooks_module`` (the path of mlsmoke's offline_hooks.py, which the
+    post-generation hook loads) and the ``git_url`` filter.
+
+    ``mlsmoke_repo`` and ``mlsmoke_rev`` are the defaults of cookiecutter.json's
+    ``__mlsmoke_repo`` and ``__mlsmoke_rev``: ``mlsmoke new`` replaces them with where
+    the installed mlsmoke came from.
+    """
 
     def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
@@ -68,4 +88,6 @@ class MlsmokeRelease(Extension):
             mlsmoke_repo=UPSTREAM_URL,
             mlsmoke_rev=f"v{mlsmoke_version()}",
             hook_repos=hook_repos(),
+            offline_hooks_module=_offline_hooks_module(),
         )
+        environment.filters["git_url"] = git_url

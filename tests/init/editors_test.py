@@ -3,7 +3,10 @@ written then removed leaves the file as it was; bad input names its line."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+import yaml
 
 from mlsmoke.adopt import flake8_config, hook_baseline, precommit_edit, wiring
 from mlsmoke.adopt import pyproject_edit as toml
@@ -29,7 +32,7 @@ repos:
 
 def wired(text: str) -> str:
     return wiring.wire(
-        text, "c.yaml", standard_repos(), False, wiring.gate_comment(Candidates())
+        text, "c.yaml", standard_repos(), wiring.gate_comment(Candidates())
     )
 
 
@@ -46,6 +49,29 @@ def test_wiring_keeps_every_line_in_order_and_adds_every_hook():
         assert hook in ids
     assert "overfit-batch" not in ids and "# - id: overfit-batch" in text
     assert "skip: [doctest, overfit-batch]" in text
+
+
+def test_a_gate_that_passed_replaces_its_comment_with_the_hook():
+    text = wired(COMMENTED)
+    on = wiring.turn_gate_on(text, "c.yaml", standard_repos())
+    assert "overfit-batch" in wiring.hook_ids(on, "c.yaml")
+    assert wiring.GATE_FIRST_LINE not in on and "uncomment" not in on
+    assert "# - id: overfit-batch" not in on
+    assert is_subsequence(COMMENTED.splitlines(), on.splitlines())
+    assert wiring.turn_gate_on(on, "c.yaml", standard_repos()) == on
+
+
+def test_a_gate_that_failed_keeps_its_comment_with_the_reason():
+    text = wired(COMMENTED)
+    reason = ["Off: its first run failed: lr-too-low: the learning rate 6e-07"]
+    off = wiring.replace_gate_comment(
+        text, wiring.gate_comment(Candidates(), reason, configured=True)
+    )
+    assert "overfit-batch" not in wiring.hook_ids(off, "c.yaml")
+    assert "# Off: its first run failed: lr-too-low" in off
+    assert off.count("# - id: overfit-batch") == 1
+    assert off.count(wiring.GATE_FIRST_LINE) == 1
+    assert "mlsmoke init --model" not in off  # the configured gate's own advice
 
 
 def test_wiring_twice_changes_nothing():
@@ -95,13 +121,46 @@ def test_hook_baseline_round_trips_and_removal_restores_the_file(paths):
     assert hook_baseline.write(with_baseline, "c.yaml", "shellcheck", []) == text
 
 
-def test_a_hooks_own_exclude_is_not_touched():
-    text = (
-        "repos:\n- repo: local\n  hooks:\n  - id: shellcheck\n    exclude: ^vendor/\n"
-    )
+OWN_EXCLUDE = "repos:\n- repo: local\n  hooks:\n  - id: shellcheck\n    exclude: {}\n"
+
+
+@pytest.mark.parametrize(
+    ("own", "excluded", "kept"),
+    [
+        ("^vendor/", ["vendor/x.sh"], ["a/vendor/x.sh", "c.sh"]),
+        ("'^my scripts/#old'", ["my scripts/#old.sh"], ["my scripts/new.sh"]),
+        ("'(?i)^VENDOR/'", ["vendor/x.sh"], ["c.sh"]),
+        (
+            "|\n      (?x)^(\n        gen/.*|  # generated\n        x\\.sh\n      )$",
+            ["gen/a.sh", "x.sh"],
+            ["xysh", "c.sh"],
+        ),
+    ],
+)
+def test_a_hooks_own_exclude_is_extended_by_the_baseline(own, excluded, kept):
+    text = OWN_EXCLUDE.format(own)
     assert hook_baseline.read(text, "c.yaml", "shellcheck") is None
-    with pytest.raises(ConfigError, match="its own `exclude:`"):
-        hook_baseline.write(text, "c.yaml", "shellcheck", ["a.sh"])
+    assert hook_baseline.write(text, "c.yaml", "shellcheck", []) == text
+    written = hook_baseline.write(text, "c.yaml", "shellcheck", ["a b.sh", "d.sh"])
+    assert "# mlsmoke baseline" in written and "hook's own exclude" in written
+    assert hook_baseline.read(written, "c.yaml", "shellcheck") == ["a b.sh", "d.sh"]
+    regex = yaml.safe_load(written)["repos"][0]["hooks"][0]["exclude"]
+    for path in [*excluded, "a b.sh", "d.sh"]:
+        assert re.search(regex, path), path
+    for path in kept:
+        assert not re.search(regex, path), path
+    own_regex = hook_baseline.own_exclude(written, "c.yaml", "shellcheck")
+    assert [bool(re.search(own_regex, p)) for p in excluded + ["a b.sh"]] == [
+        *[True] * len(excluded),
+        False,
+    ]
+    shrunk = hook_baseline.write(written, "c.yaml", "shellcheck", ["d.sh"])
+    assert hook_baseline.read(shrunk, "c.yaml", "shellcheck") == ["d.sh"]
+    emptied = hook_baseline.write(shrunk, "c.yaml", "shellcheck", [])
+    assert "mlsmoke baseline" not in emptied
+    regex = yaml.safe_load(emptied)["repos"][0]["hooks"][0]["exclude"]
+    assert all(re.search(regex, p) for p in excluded)
+    assert not any(re.search(regex, p) for p in [*kept, "d.sh"])
 
 
 SETUP_CFG = """\

@@ -45,6 +45,7 @@ def test_candidates_are_found_without_importing_the_project(tmp_path):
         "legacy_pkg.lit:Classifier": "class with training_step",
         "legacy_pkg.lit:build_classifier": "returns Classifier",
         MODEL: "returns Module",
+        "legacy_pkg.model:Net": "class, built without arguments",
     }
     assert batches == {
         BATCH: "named as a batch",

@@ -45,7 +45,7 @@ CASES = [
                 "lr-too-high", "SGD lr 30"),
     AdapterCase("plain-module-project-optimizer", f"{P}:PlainClassifier",
                 f"{P}:train_loader", "memorized",
-                f"AdamW lr 0.003 (from {P}:make_optimizer)",
+                f"AdamW lr 0.003 (from {P}:make_optimizer at ",
                 {"optimizer": f"{P}:make_optimizer"}),
     AdapterCase("project-optimizer-1000x-too-low", f"{P}:PlainClassifier",
                 f"{P}:train_loader", "lr-too-low", "AdamW lr 3e-06",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_project, run_profile
+from profile_cli import make_project, run_profile
 
 
 @pytest.mark.parametrize("steps", ["0", "-3", "many"])

@@ -7,7 +7,7 @@ import gzip
 import json
 from pathlib import Path
 
-from conftest import make_project, run_profile
+from profile_cli import make_project, run_profile
 
 from mlsmoke.profile.phases import PHASES, range_name
 

@@ -185,7 +185,8 @@ def test_an_installed_wheel_ships_the_template(hook_repo, tmp_path: Path) -> Non
         capture_output=True,
     )
     completed = subprocess.run(
-        [sys.executable, "-m", "mlsmoke", "new", tmp_path / "from-wheel", "--no-input"],
+        [sys.executable, "-m", "mlsmoke", "new", tmp_path / "from-wheel", "--no-input"]
+        + ["--hooks-repo", hook_repo.path, "--hooks-rev", hook_repo.rev],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(site)},
         capture_output=True,
@@ -195,7 +196,18 @@ def test_an_installed_wheel_ships_the_template(hook_repo, tmp_path: Path) -> Non
     project = tmp_path / "from-wheel"
     assert (project / "scripts" / "train.sh").stat().st_mode & 0o111
     config = yaml.safe_load((project / ".pre-commit-config.yaml").read_text())
-    assert config["repos"][-1]["rev"] == f"v{mlsmoke.__version__}"
+    assert config["repos"][-1]["rev"] == hook_repo.rev
+    assert not list(project.rglob("__pycache__")), "bytecode from the wheel's template"
+    assert (site / "mlsmoke" / "template").rglob("__pycache__")
+    without = subprocess.run(
+        [sys.executable, "-m", "mlsmoke", "new", tmp_path / "no-source", "--no-input"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+    )
+    assert without.returncode == 2
+    assert "pass --hooks-repo URL_OR_PATH --hooks-rev REV" in without.stderr
     where = subprocess.run(
         [
             sys.executable,
@@ -208,3 +220,48 @@ def test_an_installed_wheel_ships_the_template(hook_repo, tmp_path: Path) -> Non
         check=True,
     ).stdout.strip()
     assert Path(where) == site / "mlsmoke" / "template"
+
+
+def test_new_offline_writes_local_hooks_and_mlsmoke_from_the_clone(
+    hook_repo, tmp_path: Path, capsys
+) -> None:
+    source = ["--hooks-repo", str(hook_repo.path), "--hooks-rev", hook_repo.rev]
+    code, out, err = run_new(
+        capsys, str(tmp_path / "air-gapped"), "--no-input", "--offline", *source
+    )
+    assert code == 0, err
+    project = tmp_path / "air-gapped"
+    config = yaml.safe_load((project / ".pre-commit-config.yaml").read_text())
+    assert [repo["repo"] for repo in config["repos"]] == [
+        *["local"] * 4,
+        str(hook_repo.path),
+    ]
+    assert config["repos"][-1]["rev"] == hook_repo.rev
+    assert config["ci"]["skip"] == ["doctest", "overfit-batch"]
+    dev = tomllib.loads((project / "pyproject.toml").read_text())["project"]
+    assert f"mlsmoke @ git+file://{hook_repo.path}@{hook_repo.rev}" in (
+        dev["optional-dependencies"]["dev"]
+    )
+
+
+def test_the_templates_offline_answer_needs_a_local_clone(tmp_path: Path) -> None:
+    from cookiecutter.exceptions import FailedHookException
+    from cookiecutter.main import cookiecutter
+
+    with pytest.raises(FailedHookException):
+        cookiecutter(
+            str(TEMPLATE),
+            no_input=True,
+            extra_context={"offline_hooks": "yes"},
+            output_dir=str(tmp_path),
+        )
+
+
+def test_a_hooks_rev_that_does_not_exist_is_refused(
+    hook_repo, tmp_path: Path, capsys
+) -> None:
+    source = ["--hooks-repo", str(hook_repo.path), "--hooks-rev", "v99.9.9"]
+    code, _, err = run_new(capsys, str(tmp_path / "p"), "--no-input", *source)
+    assert code == 2
+    assert "--hooks-rev v99.9.9: no such commit" in err
+    assert not (tmp_path / "p").exists()

@@ -245,8 +245,12 @@ def test_hook_repos_fill_renders_the_config_as_cookiecutter_does(bake: Bake) -> 
     """What code reading the template's config as text (mlsmoke init) gets."""
     source = TEMPLATE / "{{cookiecutter.project_slug}}" / ".pre-commit-config.yaml"
     filled = hook_repos.fill(source.read_text())
-    filled = filled.replace("{{ mlsmoke_repo }}", "https://github.com/mlsmoke/mlsmoke")
-    filled = filled.replace("{{ mlsmoke_rev }}", f"v{mlsmoke.__version__}")
+    filled = filled.replace(
+        "{{ cookiecutter.__mlsmoke_repo }}", "https://github.com/mlsmoke/mlsmoke"
+    )
+    filled = filled.replace(
+        "{{ cookiecutter.__mlsmoke_rev }}", f"v{mlsmoke.__version__}"
+    )
     assert "{{" not in filled
     assert filled == (bake() / ".pre-commit-config.yaml").read_text()
 

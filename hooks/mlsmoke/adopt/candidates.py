@@ -3,8 +3,14 @@
 Nothing is imported: the project may need a GPU, a data set or minutes to import.
 A model factory is a module-level function annotated to return a module, or returning
 a call of a class that subclasses ``nn.Module``/``LightningModule`` (or has a
-``training_step``); a class with ``training_step`` is one too. A batch factory returns
-a ``DataLoader`` or a batch (its name says so), or is a data module class.
+``training_step``); a model class is one too. A batch factory returns a
+``DataLoader`` or a batch (its name says so), or is a data module class.
+
+A candidate must be buildable as the gate calls it, with no arguments: a callable with
+required parameters is not one, nor is anything in a module that does work when
+imported (a script that trains at its top level). A model class whose constructor
+takes a config object with defaults (``GPT(GPTConfig())``) is recorded in
+``Candidates.configurable``: :mod:`gate_module` writes the factory that builds it.
 """
 
 from __future__ import annotations
@@ -28,10 +34,42 @@ class Candidate:
     why: str
 
 
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    required: bool
+    default: object = None  # a literal default, as written (None when not a literal)
+
+
+@dataclass(frozen=True)
+class ConfigClass:
+    """A class whose fields all have defaults: ``GPTConfig()`` builds it."""
+
+    module: str
+    name: str
+    fields: tuple[Parameter, ...]
+
+
+@dataclass(frozen=True)
+class ModelClass:
+    """A model class of the project, with what building and training it needs."""
+
+    module: str
+    name: str
+    init: tuple[Parameter, ...]  # the constructor's parameters, self left out
+    config: ConfigClass | None  # what its one required parameter takes, if known
+    recipe: tuple[Parameter, ...] | None  # configure_optimizers' parameters
+    forward: tuple[Parameter, ...]  # forward's parameters, self left out
+    builds: frozenset[str] = frozenset()  # the names it calls (Block inside GPT)
+
+
 @dataclass
 class Candidates:
     models: list[Candidate] = field(default_factory=list)
     batches: list[Candidate] = field(default_factory=list)
+    configurable: list[ModelClass] = field(default_factory=list)
+    classes: list[ModelClass] = field(default_factory=list)  # every model class
+    passed_over: list[Candidate] = field(default_factory=list)  # why: not buildable
 
 
 def module_name(path: str) -> str | None:
@@ -97,6 +135,43 @@ def _returns(function: ast.FunctionDef) -> Iterable[ast.expr]:
             yield node.value
 
 
+def parameters(function: ast.FunctionDef | None, method: bool) -> tuple[Parameter, ...]:
+    """A function's parameters (``self`` left out of a method), required or not."""
+    if function is None:
+        return ()
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args][1 if method else 0 :]
+    defaults = [None] * (len(positional) - len(arguments.defaults))
+    defaults += list(arguments.defaults)
+    found = [
+        Parameter(arg.arg, default is None, _literal(default))
+        for arg, default in zip(positional, defaults)
+    ]
+    found += [
+        Parameter(arg.arg, default is None, _literal(default))
+        for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
+    ]
+    return tuple(found)
+
+
+def _literal(node: ast.expr | None) -> object:
+    try:
+        return ast.literal_eval(node) if node is not None else None
+    except ValueError:
+        return None
+
+
+def runs_on_import(tree: ast.Module) -> bool:
+    """Whether importing the module does work beyond definitions: a loop, a ``with``,
+    or a call as a statement (``exec(...)``, ``train()``) at its top level."""
+    for node in tree.body:
+        if isinstance(node, (ast.For, ast.While, ast.With, ast.AsyncFor)):
+            return True
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            return True
+    return False
+
+
 def find(root: Path, paths: Iterable[str]) -> Candidates:
     trees: dict[str, ast.Module] = {}
     for path in paths:
@@ -108,28 +183,126 @@ def find(root: Path, paths: Iterable[str]) -> Candidates:
         except (SyntaxError, ValueError, OSError):
             continue
     models, data = _classes(trees)
+    configs = _config_classes(trees)
     found = Candidates()
     for module, tree in sorted(trees.items()):
+        scripted = runs_on_import(tree)
         for node in tree.body:
-            _consider(module, node, models, data, found)
+            _consider(module, node, models, data, found, scripted)
+            if isinstance(node, ast.ClassDef) and node.name in models:
+                found.classes.append(_model_class(module, node, configs))
+    found.configurable = [c for c in found.classes if c.config is not None]
     # Factories first: a class may need arguments its default construction lacks.
     found.models.sort(key=lambda candidate: candidate.why.startswith("class"))
     found.batches.sort(key=lambda candidate: candidate.why == "data module")
     return found
 
 
-def _consider(module, node, models, data, found: Candidates) -> None:
+def _config_classes(trees: dict[str, ast.Module]) -> dict[str, ConfigClass]:
+    """Classes whose every field (annotated class attribute) has a default."""
+    found = {}
+    for module, tree in trees.items():
+        for node in tree.body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            fields = [
+                item
+                for item in node.body
+                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+            ]
+            if fields and all(item.value is not None for item in fields):
+                found[node.name] = ConfigClass(
+                    module,
+                    node.name,
+                    tuple(
+                        Parameter(item.target.id, False, _literal(item.value))
+                        for item in fields
+                    ),
+                )
+    return found
+
+
+def _methods(node: ast.ClassDef) -> dict[str, ast.FunctionDef]:
+    return {i.name: i for i in node.body if isinstance(i, ast.FunctionDef)}
+
+
+def _model_class(
+    module: str, node: ast.ClassDef, configs: dict[str, ConfigClass]
+) -> ModelClass:
+    methods = _methods(node)
+    init = parameters(methods.get("__init__"), method=True)
+    required = [p for p in init if p.required]
+    config = None
+    if len(required) == 1:
+        config = _config_for(node, methods["__init__"], required[0].name, configs)
+    recipe = methods.get("configure_optimizers")
+    return ModelClass(
+        module,
+        node.name,
+        init,
+        config,
+        None if recipe is None else parameters(recipe, method=True),
+        parameters(methods.get("forward"), method=True),
+        frozenset(
+            _last_name(call.func)
+            for call in ast.walk(node)
+            if isinstance(call, ast.Call)
+        ),
+    )
+
+
+def _config_for(
+    node: ast.ClassDef,
+    init: ast.FunctionDef,
+    parameter: str,
+    configs: dict[str, ConfigClass],
+) -> ConfigClass | None:
+    """The config class a constructor's one parameter takes: its annotation, else
+    ``<Class>Config``, else the one config class of the class's module."""
+    arg = next(
+        a for a in [*init.args.args, *init.args.kwonlyargs] if a.arg == parameter
+    )
+    if arg.annotation is not None:
+        return configs.get(_last_name(arg.annotation))
+    if f"{node.name}Config" in configs:
+        return configs[f"{node.name}Config"]
+    if "config" not in parameter.lower():
+        return None
+    return next(iter(configs.values())) if len(configs) == 1 else None
+
+
+def _consider(module, node, models, data, found: Candidates, scripted: bool) -> None:
     spec = f"{module}:{getattr(node, 'name', '')}"
+    if getattr(node, "name", "_").startswith("_"):
+        return
+    if scripted and isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+        if node.name in models or _BATCH_NAME.search(node.name):
+            found.passed_over.append(Candidate(spec, "its module runs when imported"))
+        return
     if isinstance(node, ast.ClassDef):
-        if node.name in models and any(
-            isinstance(i, ast.FunctionDef) and i.name == "training_step"
-            for i in node.body
-        ):
-            found.models.append(Candidate(spec, "class with training_step"))
-        elif node.name in data:
+        needs = [
+            p.name
+            for p in parameters(_methods(node).get("__init__"), True)
+            if p.required
+        ]
+        if node.name in models and needs:
+            found.passed_over.append(Candidate(spec, f"needs {', '.join(needs)}"))
+        elif node.name in models:
+            why = (
+                "class with training_step" if "training_step" in _methods(node) else ""
+            )
+            found.models.append(
+                Candidate(spec, why or "class, built without arguments")
+            )
+        elif node.name in data and not needs:
             found.batches.append(Candidate(spec, "data module"))
         return
-    if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
+    if not isinstance(node, ast.FunctionDef):
+        return
+    needs = [p.name for p in parameters(node, method=False) if p.required]
+    if needs:
+        if _BATCH_NAME.search(node.name) or node.returns is not None:
+            found.passed_over.append(Candidate(spec, f"needs {', '.join(needs)}"))
         return
     annotated = _last_name(node.returns) if node.returns is not None else ""
     called = {

@@ -1,12 +1,23 @@
-"""The gate's configuration: from --model/--batch, a choice at a prompt, or none."""
+"""The gate's configuration: from --model/--batch, a choice at a prompt, the first
+buildable candidates, or a factory module for the user to finish; and its first run.
+
+``init`` never turns on a gate that did not pass: the hook is written commented out,
+the gate runs once, and only a pass turns it on. A failure keeps it off with the
+verdict beside it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from mlsmoke.adopt import gate_module
 from mlsmoke.adopt import pyproject_edit as toml
 from mlsmoke.adopt.baselines import Project
 from mlsmoke.adopt.candidates import Candidate, Candidates
@@ -17,11 +28,19 @@ TABLE = "tool.mlsmoke.overfit"
 
 @dataclass(frozen=True)
 class Gate:
-    on: bool  # overfit-batch wired (else commented out)
-    run: bool  # run it once after writing
     summary: str
-    model: str | None = None
+    model: str | None = None  # to write to [tool.mlsmoke.overfit]
     batch: str | None = None
+    optimizer: str | None = None
+    module: gate_module.GateModule | None = None  # mlsmoke_gate.py, to write
+    run: bool = False  # run it once, then turn it on if it passed
+    explicit: bool = False  # --model/--batch: a failure is init's failure
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    reason: str  # "lr-too-low: the learning rate 6e-07 is too low: ..."
 
 
 def choose(project: Project, found: Candidates, args: argparse.Namespace) -> Gate:
@@ -30,8 +49,8 @@ def choose(project: Project, found: Candidates, args: argparse.Namespace) -> Gat
     data = toml.parse(project.pyproject.text, project.name(project.pyproject))
     existing = toml.lookup(data, TABLE)
     model, batch = args.model, args.batch
-    if not (model or batch) and not existing and not args.dry_run:
-        model, batch = _prompt(found)
+    if args.no_gate:
+        return Gate("overfit-batch is left off (--no-gate)")
     if model or batch:
         if not (model and batch):
             raise UsageError("--model and --batch go together: give both")
@@ -43,25 +62,82 @@ def choose(project: Project, found: Candidates, args: argparse.Namespace) -> Gat
                     f"pyproject.toml: [{TABLE}] is already configured; "
                     "--force replaces its model and batch"
                 )
-        return Gate(True, True, f"overfit-batch on: {model} with {batch}", model, batch)
+        return Gate(f"{model} with {batch}", model, batch, run=True, explicit=True)
     if existing:
-        return Gate(True, False, f"overfit-batch on: [{TABLE}] was already configured")
+        return Gate(f"[{TABLE}] as configured", run=True)
+    if not args.dry_run:
+        model, batch = _prompt(found)
+        if model and batch:
+            return Gate(f"{model} with {batch}", model, batch, run=True)
+    return _found(project, found)
+
+
+def _found(project: Project, found: Candidates) -> Gate:
+    """The first buildable model and batch factories, completed where either is
+    missing by mlsmoke_gate.py, which builds what the source allows."""
+    if found.models and found.batches:
+        model, batch = found.models[0].spec, found.batches[0].spec
+        return Gate(f"{model} with {batch} (found)", model, batch, run=True)
+    if not (found.models or found.classes or found.batches):
+        return Gate("no model found: overfit-batch stays commented out")
+    if (project.root / gate_module.FILENAME).exists():
+        return Gate(
+            f"{gate_module.FILENAME} exists: name its factories in [{TABLE}] and run "
+            "`mlsmoke init` again"
+        )
+    written = gate_module.gate_module(found)
+    model = found.models[0].spec if found.models else written.model
+    batch = found.batches[0].spec if found.batches else written.batch
+    optimizer = written.optimizer if model == written.model else None
     return Gate(
-        False,
-        False,
-        "overfit-batch is commented out in .pre-commit-config.yaml, with the "
-        f"{len(found.models)} model and {len(found.batches)} batch candidates found",
+        f"{model} with {batch} ({gate_module.FILENAME} written for you to finish)",
+        model,
+        batch,
+        optimizer,
+        written,
+        run=True,
     )
 
 
 def write(project: Project, gate: Gate) -> None:
-    if gate.model is None:
-        return
+    """The gate's keys in pyproject.toml (in memory); mlsmoke_gate.py is written
+    by :func:`write_module`, after the checks that it may be."""
     name = project.name(project.pyproject)
-    for key, value in (("model", gate.model), ("batch", gate.batch)):
+    keys = (("model", gate.model), ("batch", gate.batch), ("optimizer", gate.optimizer))
+    for key, value in keys:
+        if value is None:
+            continue
         project.pyproject.text = toml.set_key(
             project.pyproject.text, name, TABLE, key, [toml.string_line(key, value)]
         )
+
+
+def run_once(root: Path) -> Verdict:
+    """Run the gate as the hook will, its output shown; the verdict, read back."""
+    print("Running the gate once: mlsmoke overfit", flush=True)
+    with tempfile.TemporaryDirectory(prefix="mlsmoke-init-") as scratch:
+        report = Path(scratch) / "gate.json"
+        ran = subprocess.run(
+            [sys.executable, "-m", "mlsmoke", "overfit", "--json", str(report)],
+            cwd=root,
+        )
+        return verdict(ran.returncode, report)
+
+
+def verdict(returncode: int, report: Path) -> Verdict:
+    """The gate's verdict from its exit code and its --json report."""
+    try:
+        results = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        results = []
+    reasons = [
+        f"{r['diagnosis']['code']}: {r['diagnosis']['summary']}"
+        for r in results
+        if isinstance(r, dict) and r.get("verdict") != "pass"
+    ]
+    if returncode == 0:
+        return Verdict(True, "passed")
+    return Verdict(False, reasons[0] if reasons else f"exit {returncode}")
 
 
 def _prompt(found: Candidates) -> tuple[str | None, str | None]:

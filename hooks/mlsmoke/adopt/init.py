@@ -9,20 +9,21 @@ candidates found. Nothing is written until every edit has been made and re-parse
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from mlsmoke.adopt import candidates, gate_setup, measure, own_hooks, report, standard
-from mlsmoke.adopt import step_candidates
-from mlsmoke.adopt import flake8_config, tools, wiring
+from mlsmoke.adopt import candidates, gate_module, gate_setup, measure, own_hooks
+from mlsmoke.adopt import flake8_config, report, standard, step_candidates, tools
+from mlsmoke.adopt import wiring
 from mlsmoke.adopt.baselines import BLACK, FLAKE8, STRICT_MODE, Debt, Project
-from mlsmoke.adopt.textfile import check_all_writable, write_all
+from mlsmoke.adopt.textfile import TextFile, check_all_writable, read_text, write_all
 from mlsmoke.adopt.yamltree import compose
 from mlsmoke.errors import EXIT_FAILED, EXIT_OK, UsageError
-from mlsmoke.new import find_template
+from mlsmoke.hook_source import HookSource, find_hook_source, uncommitted
+from mlsmoke.new import add_hook_source_arguments, find_template
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,6 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("dir", nargs="?", default=".", type=Path)
     parser.add_argument("--model", help="the gate's model factory, module:callable")
     parser.add_argument("--batch", help="the gate's batch factory, module:callable")
+    parser.add_argument(
+        "--no-gate",
+        action="store_true",
+        help="leave overfit-batch commented out, without running it",
+    )
     parser.add_argument(
         "--format", action="store_true", help="run black once instead of baselining it"
     )
@@ -51,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dry-run", action="store_true", help="print the diffs, write nothing"
     )
+    add_hook_source_arguments(parser)
     return parser
 
 
@@ -62,34 +69,82 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise UsageError(f"{args.dir}: not a directory")
     project = Project.load(root)
     compose(project.config.text, project.name(project.config))  # fails before work
+    source = find_hook_source(args.hooks_repo, args.hooks_rev)
+    repos = standard.standard_repos(
+        standard.template_config_text(source=source, offline=args.offline)
+    )
     kept = project.read() if project.config.original is not None else {}
     files = measure.repo_files(project)
     found = candidates.find(root, measure.files_for("flake8", files))
     steps = step_candidates.find(root, measure.files_for("flake8", files))
     gate = gate_setup.choose(project, found, args)
     name = project.name(project.config)
-    project.config.text = wiring.wire(
-        project.config.text,
-        name,
-        standard.standard_repos(),
-        gate.on,
-        wiring.gate_comment(found),
-    )
+    waiting = ["Off until its first run passes: `mlsmoke init` runs it once."]
+    comment = wiring.gate_comment(found, waiting if gate.run else ())
+    project.config.text = wiring.wire(project.config.text, name, repos, comment)
     if project.flake8.original is None:
         project.flake8.text = (find_template() / standard.TEMPLATE_FLAKE8).read_text(
             "utf-8"
         )
     gate_setup.write(project, gate)
+    module = _gate_module_file(project, gate)
     debt, checked, notes = _baseline(project, args, {} if args.force else kept)
-    notes += step_candidates.notes(steps)
+    notes += step_candidates.notes(steps) + _source_notes(source)
     changed = [project.name(file) for file in project.files() if file.changed]
-    _finish(project, args)
+    if module is not None:
+        changed.append(project.name(module))
+    _finish(project, args, module)
     seconds = time.perf_counter() - started
     print(_summary(project, args, changed, gate, notes, debt, seconds))
     print(report.table(debt, checked))
-    if gate.run and not args.dry_run:
-        return _run_gate(root)
-    return EXIT_OK
+    if not gate.run or args.dry_run:
+        return EXIT_OK
+    return _first_run(project, gate, found, repos)
+
+
+def _gate_module_file(project: Project, gate: gate_setup.Gate) -> TextFile | None:
+    """mlsmoke_gate.py, formatted as the project's black would, or None."""
+    if gate.module is None:
+        return None
+    module = read_text(project.root / gate_module.FILENAME)
+    module.text = gate.module.text
+    return module
+
+
+def _first_run(project, gate, found, repos) -> int:
+    """Run the gate once: a pass turns the hook on, a failure keeps it off with the
+    verdict beside it (and fails init when --model/--batch asked for it)."""
+    verdict = gate_setup.run_once(project.root)
+    name = project.name(project.config)
+    if standard.GATE_HOOK in wiring.hook_ids(project.config.text, name):
+        state = "passed" if verdict.passed else f"did not pass ({verdict.reason})"
+        print(f"mlsmoke init: the gate {state}; overfit-batch was already on")
+        return EXIT_FAILED if gate.explicit and not verdict.passed else EXIT_OK
+    if verdict.passed:
+        project.config.text = wiring.turn_gate_on(project.config.text, name, repos)
+        print("mlsmoke init: the gate passed; overfit-batch is on")
+    else:
+        todo = gate.module.todo if gate.module else []
+        reason = textwrap.wrap(f"Off: its first run failed: {verdict.reason}", 76)
+        reason += [f"TODO {item}" for item in todo]
+        comment = wiring.gate_comment(found, reason, configured=True)
+        project.config.text = wiring.replace_gate_comment(project.config.text, comment)
+        print(
+            f"mlsmoke init: the gate did not pass ({verdict.reason.split(':')[0]}); "
+            "overfit-batch stays commented out in .pre-commit-config.yaml",
+            file=sys.stderr,
+        )
+    write_all([project.config])
+    return EXIT_FAILED if gate.explicit and not verdict.passed else EXIT_OK
+
+
+def _source_notes(source: HookSource) -> list[str]:
+    notes = [f"mlsmoke's hooks: {source.repo} at {source.rev} ({source.why})"]
+    if source.is_path and uncommitted(Path(source.repo)):
+        notes.append(
+            f"{source.repo} has uncommitted changes: the hooks run {source.rev[:12]}"
+        )
+    return notes
 
 
 def _baseline(project: Project, args: argparse.Namespace, kept: Debt):
@@ -148,11 +203,16 @@ def _fix_first(project: Project, args: argparse.Namespace, kept: Debt) -> None:
         own_hooks.fix_scripts(project.root, sorted(found[STRICT_MODE]))
 
 
-def _finish(project: Project, args: argparse.Namespace) -> None:
+def _finish(
+    project: Project, args: argparse.Namespace, module: TextFile | None
+) -> None:
+    files = [*project.files(), *([module] if module is not None else [])]
     if not args.dry_run:
-        write_all(project.files())
+        write_all(files)
+        if module is not None:
+            tools.format_with_black(project.root, [project.name(module)])
         return
-    for file in project.files():
+    for file in files:
         if file.changed:
             print(file.diff(project.root), end="")
 
@@ -161,7 +221,8 @@ def _summary(project, args, changed, gate, notes, debt, seconds: float) -> str:
     verb = "would write" if args.dry_run else "wrote"
     lines = [f"mlsmoke init: {project.root} ({seconds:.1f} s)"]
     lines.append(f"  {verb}: {', '.join(changed) or 'nothing (already adopted)'}")
-    lines.append(f"  gate: {gate.summary}")
+    runs = " (runs once below)" if gate.run and not args.dry_run else ""
+    lines.append(f"  gate: {gate.summary}{runs}")
     lines += [f"  note: {note}" for note in notes]
     lines.append(
         "  next: pre-commit install && pre-commit run --all-files; "
@@ -173,12 +234,3 @@ def _summary(project, args, changed, gate, notes, debt, seconds: float) -> str:
             "$(mlsmoke debt --files black) && mlsmoke debt --update"
         )
     return "\n".join(lines)
-
-
-def _run_gate(root: Path) -> int:
-    print("Running the gate once: mlsmoke overfit", flush=True)
-    ran = subprocess.run([sys.executable, "-m", "mlsmoke", "overfit"], cwd=root)
-    if ran.returncode:
-        print("mlsmoke init: the gate does not pass yet (see above)", file=sys.stderr)
-        return EXIT_FAILED
-    return EXIT_OK

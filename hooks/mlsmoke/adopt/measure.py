@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from mlsmoke.adopt import own_hooks, tools
+from mlsmoke.adopt import hook_baseline, own_hooks, tools
 from mlsmoke.adopt import yamltree as tree
-from mlsmoke.adopt.baselines import BLACK, DOCTEST, FLAKE8, STRICT_MODE, Debt, Project
+from mlsmoke.adopt.baselines import (
+    BLACK,
+    DOCTEST,
+    FLAKE8,
+    HOOK_EXCLUDE_TOOLS,
+    STRICT_MODE,
+    Debt,
+    Project,
+)
 from mlsmoke.adopt.repofiles import RepoFile, select, tracked_files
+from mlsmoke.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -81,12 +91,32 @@ def measure(
         if only is not None:
             wanted = set(only[tool])
             selected = [path for path in selected if path in wanted]
+        selected = _outside_own_exclude(project, tool, selected)
         result.checked[tool] = len(selected)
         if selected:
             failures = _check(tool)(project, selected, result.notes)
             if failures:
                 result.debt[tool] = failures
     return result
+
+
+def _outside_own_exclude(
+    project: Project, tool: str, paths: Sequence[str]
+) -> list[str]:
+    """``paths`` without those the hook's own ``exclude:`` already leaves out."""
+    if tool not in HOOK_EXCLUDE_TOOLS:
+        return list(paths)
+    name = project.name(project.config)
+    own = hook_baseline.own_exclude(project.config.text, name, tool)
+    if not own:
+        return list(paths)
+    try:
+        pattern = re.compile(own)
+    except re.error as error:
+        raise ConfigError(
+            f"{name}: hook {tool}'s `exclude:` is not a valid regex: {error}"
+        ) from None
+    return [path for path in paths if not pattern.search(path)]
 
 
 Check = Callable[[Project, Sequence[str], list], dict]

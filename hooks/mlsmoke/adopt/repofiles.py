@@ -23,7 +23,7 @@ def _identify() -> object:
         from identify import identify
     except ImportError:
         raise EnvironmentProblem(
-            "mlsmoke init sorts files the way pre-commit does, with identify, which "
+            "files are sorted the way pre-commit does, with identify, which "
             "comes with pre-commit: pip install 'mlsmoke[init]'"
         ) from None
     return identify
@@ -36,7 +36,7 @@ def tracked_files(root: Path, exclude: str | None = None) -> list[RepoFile]:
             ["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True
         ).stdout.decode("utf-8", "surrogateescape")
     except FileNotFoundError:
-        raise EnvironmentProblem("mlsmoke init needs git, which is not on PATH")
+        raise EnvironmentProblem("git is needed and is not on PATH")
     except subprocess.CalledProcessError:
         raise UsageError(
             f"{root}: not a git repository; pre-commit works in git repositories: "

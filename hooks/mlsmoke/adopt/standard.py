@@ -12,9 +12,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import mlsmoke
 from mlsmoke import hook_repos
-from mlsmoke.new import UPSTREAM_URL, find_template
+from mlsmoke.errors import UsageError
+from mlsmoke.hook_source import HookSource, find_hook_source
+from mlsmoke.new import find_template
+from mlsmoke.offline_hooks import offline_config_text
 
 CONFIG = ".pre-commit-config.yaml"
 TEMPLATE_CONFIG = Path("{{cookiecutter.project_slug}}") / CONFIG
@@ -40,15 +42,26 @@ class Repo:
     hooks: tuple[Hook, ...]
 
 
-def mlsmoke_rev() -> str:
-    return f"v{mlsmoke.__version__}"
-
-
-def template_config_text(template: Path | None = None) -> str:
+def template_config_text(
+    template: Path | None = None,
+    source: HookSource | None = None,
+    offline: bool = False,
+) -> str:
+    """The template's config, mlsmoke's hooks from ``source`` (default: where this
+    mlsmoke was installed from); ``offline``: every hook without GitHub."""
     template = template or find_template()
+    source = source or find_hook_source()
     text = (template / TEMPLATE_CONFIG).read_text(encoding="utf-8")
-    text = text.replace("{{ mlsmoke_repo }}", UPSTREAM_URL)
-    return hook_repos.fill(text.replace("{{ mlsmoke_rev }}", mlsmoke_rev()))
+    text = text.replace("{{ cookiecutter.__mlsmoke_repo }}", source.repo)
+    text = hook_repos.fill(text.replace("{{ cookiecutter.__mlsmoke_rev }}", source.rev))
+    if not offline:
+        return text
+    if not source.is_path:
+        raise UsageError(
+            f"--offline: mlsmoke's hooks would come from {source.repo}, which needs "
+            "the network; pass --hooks-repo PATH (a clone of mlsmoke) [--hooks-rev REV]"
+        )
+    return offline_config_text(text, source.repo, source.rev)
 
 
 def standard_repos(text: str | None = None) -> list[Repo]:

@@ -28,7 +28,7 @@ _INSTALL = "pip install 'mlsmoke[init]'"
 def require_module(module: str, tool: str) -> None:
     if importlib.util.find_spec(module) is None:
         raise EnvironmentProblem(
-            f"mlsmoke init measures today's {tool} violations with {tool} itself, "
+            f"today's {tool} violations are measured with {tool} itself, "
             f"which is not installed here: {_INSTALL}"
         )
 
@@ -148,7 +148,7 @@ def shellcheck(root: Path, files: Sequence[str]) -> Failures:
     )
     if not Path(program).exists():
         raise EnvironmentProblem(
-            f"mlsmoke init measures today's shellcheck findings with shellcheck, "
+            f"today's shellcheck findings are measured with shellcheck, "
             f"which is not installed here: {_INSTALL}"
         )
     failing: dict[str, set[str]] = {}

@@ -1,8 +1,9 @@
-"""The hooks ``init`` adds: the template's set, the ``ci:`` block, and the gate on or
-commented out with the candidates and the lines to uncomment."""
+"""The hooks ``init`` adds: the template's set, the ``ci:`` block, and the gate,
+commented out with what it needs or why it is off, until its first run passes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from mlsmoke.adopt import precommit_edit as edit
@@ -14,6 +15,8 @@ HEADER = [
     "# Runs at every commit once installed: `pre-commit install`.",
     "# By hand: `pre-commit run --all-files`. Wired by `mlsmoke init`.",
 ]
+GATE_FIRST_LINE = "# overfit-batch trains your model on one batch at every commit."
+_COMMENTED_GATE = re.compile(rf"^(\s*)#\s*- id: {GATE_HOOK}\s*$")
 
 
 def hook_ids(text: str, name: str) -> list[str]:
@@ -27,26 +30,33 @@ def hook_ids(text: str, name: str) -> list[str]:
     ]
 
 
-def wire(
-    text: str, name: str, repos: Sequence[Repo], gate_on: bool, comment: Sequence[str]
-) -> str:
-    """``text`` with every standard hook, the gate on or commented, and ``ci:``."""
+def wire(text: str, name: str, repos: Sequence[Repo], comment: Sequence[str]) -> str:
+    """``text`` with every standard hook, the gate commented out (unless the file
+    has it already), and ``ci:``."""
     if not text.strip():
         text = "\n".join(HEADER) + "\nrepos:\n"
-    leave_out = () if gate_on else (GATE_HOOK,)
     for repo in repos:
-        text = edit.add_hooks(text, name, repo, leave_out)
-    if not gate_on and GATE_HOOK not in hook_ids(text, name):
+        text = edit.add_hooks(text, name, repo, (GATE_HOOK,))
+    if GATE_HOOK not in hook_ids(text, name):
         text = edit.add_gate_comment(text, name, comment)
     return edit.ensure_ci_skip(text, name, CI_SKIP)
 
 
-def gate_comment(found: Candidates) -> list[str]:
-    """The commented-out gate: what it needs, the candidates, the lines to uncomment."""
-    lines = [
-        "# overfit-batch trains your model on one batch at every commit. It needs",
-        "# [tool.mlsmoke.overfit] in pyproject.toml, which mlsmoke init did not write.",
-    ]
+def gate_comment(
+    found: Candidates, reason: Sequence[str] = (), configured: bool = False
+) -> list[str]:
+    """The commented-out gate: why it is off, how to turn it on, the last line the
+    hook itself."""
+    lines = [GATE_FIRST_LINE, *(f"# {line}" for line in reason)]
+    if configured:
+        lines += [
+            "# [tool.mlsmoke.overfit] in pyproject.toml configures it. Once",
+            "# `mlsmoke overfit` passes, run `mlsmoke init` again to turn it on,",
+            "# or uncomment the next line:",
+            f"# - id: {GATE_HOOK}",
+        ]
+        return lines
+    lines.append("# It needs [tool.mlsmoke.overfit] in pyproject.toml.")
     if found.models or found.batches:
         lines.append("# Candidates found in the source (module:callable):")
         lines += [f"#   model: {c.spec}  ({c.why})" for c in found.models[:5]]
@@ -57,13 +67,46 @@ def gate_comment(found: Candidates) -> list[str]:
     model = found.models[0].spec if found.models else "package.module:build_model"
     batch = found.batches[0].spec if found.batches else "package.module:example_batch"
     lines += [
-        "# Turn it on with",
+        "# Turn it on with (it runs once, and goes on if it passes)",
         f"#   mlsmoke init --model {model} --batch {batch}",
-        "# or add to pyproject.toml:",
-        "#   [tool.mlsmoke.overfit]",
-        f'#   model = "{model}"',
-        f'#   batch = "{batch}"',
-        "# and uncomment the next line:",
         f"# - id: {GATE_HOOK}",
     ]
     return lines
+
+
+def _gate_block(lines: list[str]) -> tuple[int, int, str] | None:
+    """The first and last line of the commented gate, and its indentation."""
+    for end, line in enumerate(lines):
+        match = _COMMENTED_GATE.match(line)
+        if match is None:
+            continue
+        start = end
+        while start > 0 and lines[start - 1].lstrip().startswith("#"):
+            start -= 1
+            if lines[start].strip() == GATE_FIRST_LINE:
+                return start, end, match.group(1)
+        return end, end, match.group(1)
+    return None
+
+
+def replace_gate_comment(text: str, comment: Sequence[str]) -> str:
+    """``text`` with the commented gate's block replaced by ``comment``."""
+    lines = text.splitlines()
+    found = _gate_block(lines)
+    if found is None:
+        return text
+    start, end, indent = found
+    lines[start : end + 1] = [indent + line for line in comment]
+    return "\n".join(lines) + "\n"
+
+
+def turn_gate_on(text: str, name: str, repos: Sequence[Repo]) -> str:
+    """``text`` with the commented gate and its instructions replaced by the hook."""
+    lines = text.splitlines()
+    found = _gate_block(lines)
+    if found is not None:
+        del lines[found[0] : found[1] + 1]
+        text = "\n".join(lines) + "\n"
+    for repo in repos:
+        text = edit.add_hooks(text, name, repo)
+    return text

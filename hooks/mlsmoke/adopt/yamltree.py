@@ -18,7 +18,7 @@ def _yaml() -> Any:
         import yaml
     except ImportError:
         raise EnvironmentProblem(
-            "mlsmoke init reads .pre-commit-config.yaml with PyYAML, which comes with "
+            ".pre-commit-config.yaml is read with PyYAML, which comes with "
             "pre-commit: pip install 'mlsmoke[init]'"
         ) from None
     return yaml

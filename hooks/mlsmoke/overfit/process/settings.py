@@ -60,7 +60,7 @@ def optimizer_spec(value: Any, path: str) -> str:
         return value
     raise ConfigError(
         f"{path}: expected one of {', '.join(OPTIMIZERS)} or"
-        f' "package.module:callable" (params -> Optimizer), got {value!r}'
+        f' "package.module:callable" (params or model -> Optimizer), got {value!r}'
     )
 
 

@@ -16,6 +16,11 @@ from typing import Any
 
 import torch
 
+from mlsmoke.overfit.training.construction import (
+    Site,
+    optimizer_construction,
+    takes_model,
+)
 from mlsmoke.overfit.training.recipe import Recipe, as_recipe
 
 
@@ -109,8 +114,12 @@ def optimizer_factory(
 ) -> Callable[[Any, float | None], Recipe]:
     """``(model, lr) -> Recipe``: a built-in (``lr`` None means ``default_lr``), or
     the project's ``(params) -> Optimizer | (Optimizer, scheduler)`` with its lr
-    replaced when one is given. ``source`` names the project's factory in reports.
+    replaced when one is given. A project factory whose first parameter is the model
+    (``def optimizer(model): return model.configure_optimizers(...)``) gets the model.
+    ``source`` names the project's factory in reports, with the file and line that
+    constructed the optimizer.
     """
+    passes_model = project_factory is not None and takes_model(project_factory)
 
     def build(model: Any, lr: float | None) -> Recipe:
         params = list(model.parameters())
@@ -118,9 +127,20 @@ def optimizer_factory(
             optimizer = BUILT_IN[name](params, default_lr if lr is None else lr)
             return Recipe(optimizer, source=f"built-in {BUILT_IN_NAMES[name]}")
         origin = source or getattr(project_factory, "__qualname__", "the optimizer")
-        recipe = as_recipe(project_factory(params), origin)
+        with optimizer_construction() as site:
+            returned = project_factory(model if passes_model else params)
+        recipe = as_recipe(returned, built_where(site, origin))
         if lr is not None:
             recipe.override_lr(lr)
         return recipe
 
     return build
+
+
+def built_where(site: Site, origin: str) -> str:
+    """``origin``, led by the line that constructed the optimizer when it is known."""
+    if not site.path:
+        return origin
+    if origin.rsplit(":", 1)[-1].rsplit(".", 1)[-1] == site.function:
+        return f"{origin} at {site}"
+    return f"{site} in {site.function}, called by {origin}"
