@@ -39,7 +39,7 @@ def forward_device(run: GateRun) -> str:
     return "cpu" if run.evidence.cuda_error else run.evidence.device
 
 
-def _fresh_model_and_batch(run: GateRun) -> tuple[torch.nn.Module, Any]:
+def fresh_model_and_batch(run: GateRun) -> tuple[torch.nn.Module, Any]:
     """A new model and batch from the factories, on the probes' device; called under
     ``seeded(run)`` so that they match the gate's own."""
     device = forward_device(run)
@@ -71,14 +71,14 @@ def capture_forward(run: GateRun) -> ForwardCapture | None:
 def _capture(run: GateRun) -> ForwardCapture | None:
     try:
         with seeded(run):
-            model, batch = _fresh_model_and_batch(run)
+            model, batch = fresh_model_and_batch(run)
     except Exception:
         return None
     capture = ForwardCapture(model, batch)
     model.eval()
     try:  # what was recorded before a failure still tells the output sizes
         with seeded(run), torch.no_grad(), _recording(model, capture):
-            loss = _loss_of(run, model, batch)
+            loss = loss_of(run, model, batch)
         if isinstance(loss, torch.Tensor) and loss.numel() == 1:
             capture.loss = float(loss.detach())
     except Exception:
@@ -111,7 +111,8 @@ def _recording(model: torch.nn.Module, capture: ForwardCapture) -> Iterator[None
             handle.remove()
 
 
-def _loss_of(run: GateRun, model: torch.nn.Module, batch: Any) -> Any:
+def loss_of(run: GateRun, model: torch.nn.Module, batch: Any) -> Any:
+    """The loss of one call, as the gate computes it."""
     if run.loss_fn is not None:
         return run.loss_fn(model, batch)
     return default_loss(call_model(model, batch))
@@ -170,11 +171,11 @@ def eval_outputs_differ(run: GateRun) -> bool:
     def compare() -> bool:
         try:
             with seeded(run):
-                model, batch = _fresh_model_and_batch(run)
+                model, batch = fresh_model_and_batch(run)
                 model.eval()
                 with torch.no_grad():
-                    first = _as_tensor(_loss_of(run, model, batch))
-                    second = _as_tensor(_loss_of(run, model, batch))
+                    first = _as_tensor(loss_of(run, model, batch))
+                    second = _as_tensor(loss_of(run, model, batch))
         except Exception:
             return False
         if first is None or second is None:
@@ -199,7 +200,7 @@ def nonfinite_origin(run: GateRun) -> str | None:
 def _trace_nonfinite(run: GateRun) -> str | None:
     try:
         with seeded(run):
-            model, batch = _fresh_model_and_batch(run)
+            model, batch = fresh_model_and_batch(run)
     except Exception:
         return None
     if any(_nonfinite(t) for t in _tensors(batch)):
@@ -230,7 +231,7 @@ def _trace_nonfinite(run: GateRun) -> str | None:
         handles.append(module.register_forward_hook(after(name), with_kwargs=True))
     try:
         with seeded(run), torch.no_grad():
-            loss = _loss_of(run, model, batch)
+            loss = loss_of(run, model, batch)
     except Exception:
         return None
     finally:

@@ -18,6 +18,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     lr_too_high,
     lr_too_low,
     memorized,
+    model_made_value,
     no_gradient,
     optimizer_mismatch,
     non_finite,
@@ -48,6 +49,7 @@ REGISTRY: list[Diagnoser] = [
     wrong_objective.diagnose,  # before config-error: it explains a negative init loss
     # evidence before error text: what the batch held and which tensors train
     data_error.diagnose_evidence,  # before config-error: a misnamed key loses the loss
+    model_made_value.diagnose,  # a non-tensor no batch field held: the model's code
     config_error.diagnose,
     out_of_memory.diagnose,
     non_finite.diagnose_batch,
