@@ -109,6 +109,9 @@ class Evidence:
     # Dropout modules that ran in training mode at the first step: name -> p.
     dropout: dict[str, float] = field(default_factory=dict)
     unscheduled_lr: float | None = None  # Recipe.configured_lr, with a scheduler
+    # The objective drew random numbers outside every module at the first step (a
+    # diffusion loss's noise): every step replays those draws (engine.train).
+    replayed_draws: bool = False
     # The step the loss first reached its target.
     reached_at: int | None = None
     # The step a loss reached its target below zero; the run trained on from there

@@ -41,6 +41,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
             ],
             BATCH_SUGGESTIONS,
         )
+    if evidence.replayed_draws:
+        return None  # the objective's own randomness, replayed at every step
     if _noise_matters(evidence) and forward_probes.eval_outputs_differ(run):
         return Diagnosis(
             CODE,
