@@ -41,8 +41,11 @@ CORRECT = [
          loss=models.node_classification),  # fmt: skip
     Case("contrastive-info-nce", CONTRASTIVE, models.TwoViewEncoder, models.two_views,
          loss=models.info_nce),  # fmt: skip
+    Case("clip-in-batch-similarities", CONTRASTIVE, models.DualEncoder,
+         models.image_caption_pairs, loss=models.symmetric_contrastive),  # fmt: skip
     Case("lora-adapters", LORA, models.lora_model, models.features,
          loss=models.classify),  # fmt: skip
+    Case("lora-lightning", LORA, models.LoraFineTuner, models.features),
     Case("vq-codebook", VQ, models.VQAutoencoder, models.reconstruction_batch,
          loss=models.own_loss),  # fmt: skip
     Case("binarized-straight-through", STE, models.BinarizedMLP, models.features,
@@ -119,11 +122,9 @@ BUGS = [
     Case(
         "lora-optimizer-before-adapters",
         LORA,
-        models.LoraWithEarlyOptimizer,
+        models.lora_optimizer_before_adapters,
         models.features,
         "optimizer-mismatch",
-        loss=models.classify,
-        optimizer=models.early_optimizer,
         bug="the optimizer built over the base model before the adapters were added",
         says="lora_A",
     ),
@@ -132,10 +133,10 @@ BUGS = [
         LORA,
         models.lora_targets_matching_nothing,
         models.features,
-        "config-error",
+        "train-error",
         loss=models.classify,
         bug="LoRA target modules named after another architecture's layers",
-        says="q_proj",
+        says="not found in the base model",
     ),
     Case(
         "vq-quantized-detached",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import lightning as L
 import normflows as nf
 import torch
 from diffusers import DDPMScheduler, UNet2DModel
@@ -178,42 +179,47 @@ def gp_mll_maximized_as_loss(model: ExactGP, batch: tuple) -> torch.Tensor:
 
 # --- samples that mix by design: message passing over one graph -----------------------
 
-NODES, NODE_FEATURES, NODE_CLASSES = 40, 8, 3
+NODES, NODE_FEATURES, NODE_CLASSES = 40, 16, 3
 
 
 class GraphConvNet(nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.first = GCNConv(NODE_FEATURES, 32)
-        self.second = GCNConv(32, NODE_CLASSES)
+        self.first = GCNConv(NODE_FEATURES, 64)
+        self.second = GCNConv(64, NODE_CLASSES)
 
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
         return self.second(F.relu(self.first(x, edge_index)), edge_index)
 
 
-def ring_graph() -> Any:
-    """One graph (a ring with chords), its node features and node labels."""
+def ring_graph() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One graph (a ring with chords): its node features, edges and node labels, as
+    a torch_geometric Data holds them."""
     g = generator()
     nodes = torch.arange(NODES)
     ring = torch.stack([nodes, (nodes + 1) % NODES])
     chords = torch.stack([nodes, (nodes * 7 + 3) % NODES])
     edges = torch.cat([ring, chords, ring.flip(0), chords.flip(0)], dim=1)
-    return Data(
+    graph = Data(
         x=torch.randn(NODES, NODE_FEATURES, generator=g),
         edge_index=edges,
         y=torch.randint(0, NODE_CLASSES, (NODES,), generator=g),
     )
+    graph.validate(raise_on_error=True)
+    return graph.x, graph.edge_index, graph.y
 
 
-def node_classification(model: GraphConvNet, graph: Any) -> torch.Tensor:
-    return F.cross_entropy(model(graph.x, graph.edge_index), graph.y)
+def node_classification(model: GraphConvNet, graph: tuple) -> torch.Tensor:
+    x, edges, labels = graph
+    return F.cross_entropy(model(x, edges), labels)
 
 
 def node_classification_labels_off_by_one(
-    model: GraphConvNet, graph: Any
+    model: GraphConvNet, graph: tuple
 ) -> torch.Tensor:
     """Labels numbered from 1 (a dataset's classes 1..C) against C outputs."""
-    return F.cross_entropy(model(graph.x, graph.edge_index), graph.y + 1)
+    x, edges, labels = graph
+    return F.cross_entropy(model(x, edges), labels + 1)
 
 
 # --- samples that mix by design: contrastive in-batch negatives -----------------------
@@ -250,6 +256,33 @@ def info_nce_both_views_detached(model: TwoViewEncoder, views: tuple) -> torch.T
         first, second = model(views[0]), model(views[1])
     similarity = first @ second.T / 0.1
     return F.cross_entropy(similarity, torch.arange(len(first)))
+
+
+class DualEncoder(nn.Module):
+    """A CLIP-style model: two encoders, and forward returns the (B, B) similarities
+    of every image with every caption."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 32))
+        self.captions = nn.Embedding(50, 32)
+        self.log_temperature = nn.Parameter(torch.tensor(math.log(10.0)))
+
+    def forward(self, images: torch.Tensor, captions: torch.Tensor) -> torch.Tensor:
+        image = F.normalize(self.images(images), dim=-1)
+        caption = F.normalize(self.captions(captions).mean(1), dim=-1)
+        return self.log_temperature.exp() * image @ caption.T  # (B, B)
+
+
+def image_caption_pairs() -> tuple[torch.Tensor, torch.Tensor]:
+    g = generator()
+    return torch.randn(12, 16, generator=g), torch.randint(0, 50, (12, 5), generator=g)
+
+
+def symmetric_contrastive(model: DualEncoder, pairs: tuple) -> torch.Tensor:
+    logits = model(*pairs)
+    labels = torch.arange(len(logits))
+    return (F.cross_entropy(logits, labels) + F.cross_entropy(logits.T, labels)) / 2
 
 
 # --- frozen bases: LoRA adapters (peft) -----------------------------------------------
@@ -295,21 +328,30 @@ def lora_targets_matching_nothing() -> nn.Module:
     return get_peft_model(Backbone(), lora_config(target_modules=["q_proj", "v_proj"]))
 
 
-class LoraWithEarlyOptimizer(nn.Module):
-    """The project built its optimizer over the base model, then added adapters."""
+class LoraFineTuner(L.LightningModule):
+    """A LightningModule that fine-tunes a backbone with LoRA adapters."""
 
-    def __init__(self) -> None:
+    def __init__(self, optimizer_first: bool = False) -> None:
         super().__init__()
         base = Backbone()
-        self.early_optimizer = torch.optim.AdamW(base.parameters(), lr=5e-3)
-        self.peft = get_peft_model(base, lora_config())
+        if optimizer_first:  # built over the base, before the adapters existed
+            self.optimizer = torch.optim.AdamW(base.parameters(), lr=5e-3)
+        self.model = get_peft_model(base, lora_config())
+        if not optimizer_first:
+            self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=5e-3)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.peft(x)
+        return self.model(x)
+
+    def training_step(self, batch: tuple, batch_idx: int) -> torch.Tensor:
+        return classify(self, batch)
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return self.optimizer
 
 
-def early_optimizer(model: LoraWithEarlyOptimizer) -> torch.optim.Optimizer:
-    return model.early_optimizer
+def lora_optimizer_before_adapters() -> LoraFineTuner:
+    return LoraFineTuner(optimizer_first=True)
 
 
 def features() -> tuple[torch.Tensor, torch.Tensor]:
@@ -339,12 +381,15 @@ class VQAutoencoder(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         quantized, _, commitment = self.quantizer(self.encoder(x).unsqueeze(1))
+        reconstruction = F.mse_loss(self.decoder(quantized.squeeze(1)), x)
         if not self.straight_through:
-            quantized = quantized.detach()
-        return F.mse_loss(self.decoder(quantized.squeeze(1)), x) + commitment.sum()
+            return F.mse_loss(self.decoder(quantized.squeeze(1).detach()), x)
+        return reconstruction + commitment.sum()
 
 
 def vq_without_straight_through() -> VQAutoencoder:
+    """The decoder given the codes detached, and the commitment term dropped: the
+    encoder is cut from the loss."""
     return VQAutoencoder(straight_through=False)
 
 

@@ -56,8 +56,10 @@ def unregistered_leaves(
 def unowned_leaves(
     loss: torch.Tensor, model: torch.nn.Module, batch: Any
 ) -> list[torch.Tensor]:
-    """The leaves :func:`unregistered_leaves` describes, as tensors."""
-    owned = {id(p) for p in model.parameters()}
+    """The leaves :func:`unregistered_leaves` describes, as tensors. A buffer is
+    registered too (state_dict and .to(device) hold it): a library may make one
+    require grad, a zero that a loss accumulates into."""
+    owned = {id(p) for p in model.parameters()} | {id(b) for b in model.buffers()}
     inputs = {_storage(t) for _, t in _batch_tensors(batch)}
     return [
         leaf

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from mlsmoke.overfit.verdict import forward_probes
-from mlsmoke.overfit.verdict.batch_probes import seeded
+from mlsmoke.overfit.verdict.batch_probes import batch_fields, seeded
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.probes import remember
 
@@ -28,6 +28,22 @@ class Origin:
 def first_non_tensor(run: GateRun, kind: str) -> Origin | None:
     """The first module called with a value of type ``kind`` (e.g. "str")."""
     return remember(run, ("non-tensor", kind), lambda: _trace(run, kind))
+
+
+def batch_holds(run: GateRun, kind: str) -> bool:
+    """Whether the batch, as the model and the loss receive it, holds a value of type
+    ``kind`` in a field (or is one)."""
+
+    def look() -> bool:
+        try:
+            with seeded(run):
+                _, batch = forward_probes.fresh_model_and_batch(run)
+        except Exception:
+            return False
+        values = [batch] + [value for _, value in batch_fields(batch)]
+        return any(type(value).__name__ == kind for value in values)
+
+    return remember(run, ("batch-holds", kind), look)
 
 
 def _trace(run: GateRun, kind: str) -> Origin | None:

@@ -7,7 +7,9 @@ Found by perturbation, which covers every input type: token ids are replaced by 
 ids the batch holds, floats get noise. Checked for several i, not only the first (some
 bugs leave sample 0 alone): one eval forward per i with every other sample changed,
 then at most a few more to name a j. A batch that carries an input over pairs of
-its samples (a (B, B) adjacency) relates them on purpose, and is not checked.
+its samples (a (B, B) adjacency, an edge list of sample indices) relates them on
+purpose, and so does an output over pairs of samples ((B, B) in-batch similarities
+of a contrastive model): neither is checked.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ def check(run: GateRun) -> list[Warning]:
         others = [j for j in range(samples) if j != i]
         if not moves(capture, base, i, others):
             continue
+        if _compares_pairs(capture, base, i):
+            return []  # in-batch similarities: entry (i, j) is about samples i and j
         leak = _name_leak(capture, base, i, others)
         source = f"sample {leak}" if leak is not None else "the other samples"
         return [
@@ -62,15 +66,47 @@ def check(run: GateRun) -> list[Warning]:
 
 
 def _relates_samples(capture: forward_probes.ForwardCapture, samples: int) -> bool:
-    """An input indexed by two samples, (B, B, ...): an adjacency or attention mask
-    over the batch, given so that samples see each other (a graph network)."""
+    """An input over pairs of samples, given so that samples see each other (a graph
+    network, message passing over the batch as one graph): a (B, B, ...) adjacency
+    or mask, or an edge list of sample indices ((2, E) or (E, 2) integers, all in
+    0..B-1)."""
     inputs = list(capture.args) + list(capture.kwargs.values())
     return any(
         isinstance(value, torch.Tensor)
-        and value.dim() >= 2
-        and tuple(value.shape[:2]) == (samples, samples)
+        and (_adjacency(value, samples) or _edge_list(value, samples))
         for value in inputs
     )
+
+
+def _adjacency(value: torch.Tensor, samples: int) -> bool:
+    return value.dim() >= 2 and tuple(value.shape[:2]) == (samples, samples)
+
+
+def _edge_list(value: torch.Tensor, samples: int) -> bool:
+    if value.dim() != 2 or 2 not in value.shape or value.numel() == 0:
+        return False
+    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
+        return False
+    if value.is_sparse:
+        return False
+    return int(value.min()) >= 0 and int(value.max()) < samples
+
+
+def _compares_pairs(
+    capture: forward_probes.ForwardCapture, base: torch.Tensor, i: int
+) -> bool:
+    """A (B, B) output whose entry (i, j) depends on samples i and j alone: changing
+    sample j moves column j of row i and nothing else of it (a contrastive model's
+    in-batch similarities). A leak moves the whole row."""
+    samples = int(base.shape[0])
+    if base.dim() != 2 or int(base.shape[1]) != samples:
+        return False
+    j = (i + 1) % samples
+    output = _with_changed(capture, base, i, [j])
+    if output is None:
+        return False
+    moved = ~torch.isclose(output[i], base[i], rtol=RTOL, atol=ATOL, equal_nan=True)
+    return bool(moved[j]) and int(moved.sum()) == 1
 
 
 def sample_indices(samples: int) -> list[int]:
@@ -86,6 +122,20 @@ def moves(
     changed: list[int],
 ) -> bool:
     """Whether sample i's output moves when the inputs of samples ``changed`` do."""
+    output = _with_changed(capture, base, i, changed)
+    if output is None:
+        return False
+    return not _close(output[i], base[i])
+
+
+def _with_changed(
+    capture: forward_probes.ForwardCapture,
+    base: torch.Tensor,
+    i: int,
+    changed: list[int],
+) -> torch.Tensor | None:
+    """The output with the inputs of samples ``changed`` perturbed (None when the call
+    raises or the output's shape changes)."""
     samples = int(base.shape[0])
     generator = torch.Generator().manual_seed(i)
 
@@ -96,8 +146,8 @@ def moves(
     kwargs = {key: change(value) for key, value in capture.kwargs.items()}
     output = seeded_logits(capture, args, kwargs)
     if output is None or output.shape != base.shape:
-        return False
-    return not _close(output[i], base[i])
+        return None
+    return output
 
 
 def seeded_logits(

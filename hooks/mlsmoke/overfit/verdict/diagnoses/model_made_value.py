@@ -41,6 +41,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     fields = evidence.batch_fields
     if kind is None or not fields or any(f.problem is not None for f in fields):
         return None
+    if value_origin.batch_holds(run, kind):
+        return None  # the batch, as the model receives it, holds one
     origin = value_origin.first_non_tensor(run, kind)
     place = _errors.where(evidence)
     if origin is not None:
