@@ -51,14 +51,18 @@ class ModuleTrace:
         self.draws_outside_modules = False
         self.outside_state: RandomState | None = None
 
-    def mark_outside(self) -> None:
-        """No module is running: note whether the objective drew since the last mark."""
-        state = random_state()
+    def leave_modules(self) -> None:
+        """No module runs from here (the forward starts, or a top-level module
+        returned): what is drawn until the next one starts is the objective's."""
+        self.outside_state = random_state()
+
+    def enter_module(self) -> None:
+        """A top-level module starts (or the forward ends): note whether the
+        objective drew random numbers since no module ran."""
         if self.outside_state is not None and not same_random_state(
-            self.outside_state, state
+            self.outside_state, random_state()
         ):
             self.draws_outside_modules = True
-        self.outside_state = state
 
 
 def is_dropout(module: Any) -> bool:
@@ -116,7 +120,7 @@ def traced_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
     def before(name: str) -> Callable:
         def hook(module: Any, args: tuple, kwargs: dict) -> None:
             if not trace.running:
-                trace.mark_outside()
+                trace.enter_module()
             trace.inputs[name] = _shapes(args, kwargs)
             trace.none_arguments[name] = _none_arguments(module, args, kwargs)
             trace.order.append(name)
@@ -131,7 +135,7 @@ def traced_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
             if trace.running and trace.running[-1] == name:
                 trace.running.pop()
             if not trace.running:
-                trace.mark_outside()
+                trace.leave_modules()
             if trace.first_nonfinite is None and _has_nonfinite(output):
                 trace.first_nonfinite = name
 
@@ -140,10 +144,10 @@ def traced_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
     for name, module in model.named_modules():
         handles.append(module.register_forward_pre_hook(before(name), with_kwargs=True))
         handles.append(module.register_forward_hook(after(name), with_kwargs=True))
-    trace.mark_outside()
+    trace.leave_modules()
     try:
         yield trace
-        trace.mark_outside()
+        trace.enter_module()
     except BaseException:
         trace.failed = trace.running[-1] if trace.running else None
         raise

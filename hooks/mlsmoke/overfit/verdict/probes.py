@@ -109,6 +109,10 @@ def without_target(run: GateRun, steps: int) -> Evidence:
 # the data's, then levels.
 LEVEL_SEARCH_STEPS = 100
 LEVEL_WINDOW = 20
+# A floor lies within the loss's own scale: at most this many times as far below zero
+# as the loss started from it. A loss that levels only at -1e21 overflowed its way
+# there (a flipped KL term), it did not find a bound.
+LEVEL_DEPTH = 10
 
 
 def levels_off_later(run: GateRun) -> Evidence | None:
@@ -123,7 +127,8 @@ def levels_off_later(run: GateRun) -> Evidence | None:
     tail = probe.losses[-LEVEL_WINDOW - 1 :]
     if probe.error is not None or len(probe.losses) <= start + LEVEL_WINDOW:
         return None
-    return probe if curve.levels_off(tail) else None
+    depth = LEVEL_DEPTH * abs(evidence.losses[0])
+    return probe if curve.levels_off(tail) and tail[-1] >= -depth else None
 
 
 def steps_spent(run: GateRun) -> int:

@@ -31,8 +31,8 @@ def first_non_tensor(run: GateRun, kind: str) -> Origin | None:
 
 
 def batch_holds(run: GateRun, kind: str) -> bool:
-    """Whether the batch, as the model and the loss receive it, holds a value of type
-    ``kind`` in a field (or is one)."""
+    """Whether a field of the batch, as the model and the loss receive it, holds a
+    value of type ``kind`` (a batch that is not a container is its one field)."""
 
     def look() -> bool:
         try:
@@ -40,8 +40,7 @@ def batch_holds(run: GateRun, kind: str) -> bool:
                 _, batch = forward_probes.fresh_model_and_batch(run)
         except Exception:
             return False
-        values = [batch] + [value for _, value in batch_fields(batch)]
-        return any(type(value).__name__ == kind for value in values)
+        return any(type(value).__name__ == kind for _, value in batch_fields(batch))
 
     return remember(run, ("batch-holds", kind), look)
 
