@@ -32,7 +32,8 @@ CORRECT = [
     ),
     Case("vae-sampled-latent", VAE, models.ConvVAE, models.images,
          loss=models.vae_sampled_loss),  # fmt: skip
-    Case("flow-nll", FLOW, models.real_nvp, models.correlated_points, loss=models.flow_nll),
+    Case("flow-nll", FLOW, models.real_nvp, models.correlated_points,
+         loss=models.flow_nll),  # fmt: skip
     # Gaussian processes train their few hyperparameters at lr 0.1 (gpytorch's
     # examples do); at the gate's default 0.005 the gate says lr-too-low, and why.
     Case("gp-negative-mll", GP, models.ExactGP, models.smooth_curve,

@@ -86,7 +86,10 @@ class ConvVAE(nn.Module):
     def __init__(self, latent: int = 8) -> None:
         super().__init__()
         self.encoder = nn.Sequential(
-            nn.Flatten(), nn.Linear(IMAGE * IMAGE, 64), nn.ReLU(), nn.Linear(64, 2 * latent)
+            nn.Flatten(),
+            nn.Linear(IMAGE * IMAGE, 64),
+            nn.ReLU(),
+            nn.Linear(64, 2 * latent),
         )
         self.decoder = nn.Sequential(
             nn.Linear(latent, 64), nn.ReLU(), nn.Linear(64, IMAGE * IMAGE)
@@ -374,9 +377,13 @@ class VQAutoencoder(nn.Module):
 
     def __init__(self, straight_through: bool = True) -> None:
         super().__init__()
-        self.encoder = nn.Sequential(nn.Linear(FEATURES, 32), nn.ReLU(), nn.Linear(32, 8))
+        self.encoder = nn.Sequential(
+            nn.Linear(FEATURES, 32), nn.ReLU(), nn.Linear(32, 8)
+        )
         self.quantizer = VectorQuantize(dim=8, codebook_size=32, decay=0.8)
-        self.decoder = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, FEATURES))
+        self.decoder = nn.Sequential(
+            nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, FEATURES)
+        )
         self.straight_through = straight_through
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -418,4 +425,3 @@ class BinarizedMLP(nn.Module):
             binary = weight + (binary - weight).detach()
         hidden = F.relu(F.linear(x, binary) / math.sqrt(FEATURES) + self.first.bias)
         return self.head(hidden)
-

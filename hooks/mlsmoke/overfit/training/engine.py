@@ -3,9 +3,9 @@
 :func:`train` is a textbook PyTorch loop. What it trains on is built in ``setup.py``;
 what it observes is recorded beside it, by ``observers.py``, at a few fixed points,
 into an :class:`~mlsmoke.overfit.training.evidence.Evidence`. An objective that draws
-random numbers of its own replays the first step's draws at every step. It never raises for the
-project's errors: they are recorded, with the phase they happened in, for the
-diagnoses.
+random numbers of its own replays the first step's draws at every step. It never
+raises for the project's errors: they are recorded, with the phase they happened in,
+for the diagnoses.
 """
 
 from __future__ import annotations

@@ -25,7 +25,9 @@ from mlsmoke.overfit.verdict.probes import remember
 
 @dataclass(frozen=True)
 class FreshLeaf:
-    described: str  # what it is, e.g. "a float32 tensor (4, 10) the model does not hold"
+    described: (
+        str  # what it is, e.g. "a float32 tensor (4, 10) the model does not hold"
+    )
     copy_of: str | None  # the registered parameter whose values it holds
 
 

@@ -8,7 +8,6 @@ from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import MEMORIZED, Diagnosis
 
-
 REPLAYED = (
     "the objective draws random numbers of its own (noise, timesteps, samples drawn"
     " outside the model's modules): the gate replayed the same draws at every step,"
@@ -48,10 +47,11 @@ def _levels_off_later(run: GateRun) -> Diagnosis | None:
     if probe is None:
         return None
     evidence = run.evidence
+    reached = evidence.losses[evidence.reached_at]
     return Diagnosis(
         MEMORIZED,
         f"memorized the batch in {evidence.reached_at} steps:"
-        f" loss {evidence.initial_loss:.4g} -> {evidence.losses[evidence.reached_at]:.4g}"
+        f" loss {evidence.initial_loss:.4g} -> {reached:.4g}"
         f" (target {evidence.target:.4g}), and below zero it levels off at"
         f" {probe.losses[-1]:.4g} by step {probe.steps}",
         [

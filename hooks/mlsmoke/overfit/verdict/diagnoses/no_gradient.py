@@ -115,8 +115,11 @@ def _copied_each_call(run: GateRun) -> Diagnosis | None:
         " every call (.item(), .tolist() or torch.tensor(value)), which cuts the"
         " graph",
         lines,
-        [COPIED, "registering the copy (nn.Parameter) would not help: the next call"
-         " makes another one"],
+        [
+            COPIED,
+            "registering the copy (nn.Parameter) would not help: the next call"
+            " makes another one",
+        ],
     )
 
 
@@ -165,8 +168,10 @@ def _where_constant(found: constant_output.ConstantFinding) -> tuple[str, list[s
     if module is not None and module.leaf:
         return (
             f"module {module.name!r} ({module.kind})",
-            [f"module {module.name!r} ({module.kind}) outputs {module.constant:.4g}"
-             f" everywhere, shape {module.shape}"],
+            [
+                f"module {module.name!r} ({module.kind}) outputs {module.constant:.4g}"
+                f" everywhere, shape {module.shape}"
+            ],
         )
     lines = []
     cut = found.last_without_gradient()
@@ -175,22 +180,29 @@ def _where_constant(found: constant_output.ConstantFinding) -> tuple[str, list[s
         lines.append(
             f"the model's output is {output.constant:.4g} everywhere, shape"
             f" {output.shape}"
-            + (": a softmax or normalization over a dimension of size 1 gives"
-               " that" if 1 in output.shape or output.constant in (0.0, 1.0) else "")
+            + (
+                ": a softmax or normalization over a dimension of size 1 gives" " that"
+                if 1 in output.shape or output.constant in (0.0, 1.0)
+                else ""
+            )
         )
     if module is not None:
         place = f"the forward of module {module.name!r}"
     elif output is not None and output.grads and not output.gets_gradient:
         place = "the loss"
-        lines.append("the model's output gets a zero gradient: the loss's own code"
-                     " makes it a constant")
+        lines.append(
+            "the model's output gets a zero gradient: the loss's own code"
+            " makes it a constant"
+        )
     else:
         place = "the model's forward"
     if cut is not None:
         place += f", after module {cut.name!r},"
-        lines.append(f"module {cut.name!r} ({cut.kind}) is the last whose output"
-                     " gets a gradient of zero: the operation after it makes a"
-                     " constant")
+        lines.append(
+            f"module {cut.name!r} ({cut.kind}) is the last whose output"
+            " gets a gradient of zero: the operation after it makes a"
+            " constant"
+        )
     return place, lines
 
 

@@ -100,9 +100,7 @@ def _shape_warning(run: GateRun) -> Diagnosis | None:
     two shapes that differ (a loss broadcasting a (B,) target against (B, 1)
     outputs): the shapes, not the optimizer, decide what it learns."""
     evidence = run.evidence
-    warned = [
-        w for w in evidence.forward_warnings if _errors.names_differing_shapes(w)
-    ]
+    warned = [w for w in evidence.forward_warnings if _errors.names_differing_shapes(w)]
     if not warned:
         return None
     return Diagnosis(

@@ -4,9 +4,9 @@ not own, and the optimizer never updates them.
 Layers kept in a plain Python list (not ``nn.ModuleList``), a bare tensor with
 ``requires_grad=True`` (not ``nn.Parameter``): ``model.parameters()`` misses them, so
 the optimizer, ``.to(device)`` and ``state_dict()`` do too. The engine walks the first
-loss's autograd graph down to its leaves. A leaf made anew at every call is
-not one of them: that is a cut graph (``no-gradient``). A failure only where it blocks memorization;
-otherwise the ``unregistered-parameters`` warning says it.
+loss's autograd graph down to its leaves. A leaf made anew at every call is not one
+of them: that is a cut graph (``no-gradient``). A failure only where it blocks
+memorization; otherwise the ``unregistered-parameters`` warning says it.
 """
 
 from __future__ import annotations
