@@ -19,6 +19,7 @@ from ..library import plain
 from ..library.runner import one_thread
 
 STEPS, TARGET_RATIO, BOUND_STEPS, LEVEL_STEPS = 300, 0.05, 20, 100
+DEPTH = 10  # a floor lies at most this many times the initial loss below zero
 
 
 def train_plainly(case: Case) -> plain.PlainOutcome:
@@ -43,8 +44,8 @@ def _train(case: Case) -> plain.PlainOutcome:
         torch.random.set_rng_state(draws)
         loss = plain._loss(case, model, batch)
         losses.append(loss.item())
-        if not math.isfinite(losses[-1]):
-            return plain.PlainOutcome(False, losses=losses)
+        if not math.isfinite(losses[-1]) or losses[-1] < -DEPTH * abs(losses[0]):
+            return plain.PlainOutcome(False, losses=losses)  # fell past any floor
         target = target_loss if target_loss is not None else TARGET_RATIO * losses[0]
         if reached is None and losses[-1] <= target:
             reached = step
