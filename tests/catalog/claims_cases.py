@@ -140,6 +140,23 @@ def mask_bce(model: nn.Module, batch: tuple) -> torch.Tensor:
     return F.binary_cross_entropy(model(images).clamp(1e-6, 1 - 1e-6), target)
 
 
+class OneColumnLogSoftmax(nn.Module):
+    """A yes/no scorer with one output column, put through log_softmax over the
+    columns: every log-probability is 0, and so is the NLL."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.score = nn.Linear(10, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.log_softmax(self.score(x), dim=-1)  # (B, 1)
+
+
+def yes_no_nll(model: nn.Module, batch: tuple) -> torch.Tensor:
+    x, y = batch
+    return F.nll_loss(model(x), torch.zeros_like(y))
+
+
 # --- a tensor made anew at every forward ----------------------------------------------
 
 
@@ -201,6 +218,9 @@ CASES = [
     Case("implicit-softmax-over-one-channel", CNN, ImplicitSoftmaxMask, masks,
          "no-gradient", loss=mask_bce, bug="F.softmax without dim on a one-channel map",
          says="Implicit dimension choice for softmax"),
+    Case("log-softmax-over-one-column", MLP, OneColumnLogSoftmax, features,
+         "no-gradient", loss=yes_no_nll, bug="log_softmax over a single output column",
+         says="the loss is 0 and no gradient reaches any parameter"),
     Case("prototypes-copied-by-tolist", MLP, PrototypesCopied, features, "no-gradient",
          loss=cross_entropy, bug="a parameter copied through .tolist() each call",
          says="a copy of parameter prototypes"),

@@ -40,6 +40,8 @@ class ModuleOutput:
 class ConstantFinding:
     outputs: list[ModuleOutput]  # in the order the modules finished
     model_output: ModuleOutput | None
+    # every trainable parameter got a zero gradient (or none) from the loss
+    parameters_still: bool = False
 
     def constant_module(self) -> ModuleOutput | None:
         """The first module whose output is one value everywhere though it gets a
@@ -99,7 +101,11 @@ def _trace(run: GateRun) -> ConstantFinding | None:
         return None
     root = [o for o in outputs if o.name == ""]
     inner = [o for o in outputs if o.name != ""]
-    return ConstantFinding(inner, root[-1] if root else None)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    still = bool(trainable) and all(
+        p.grad is None or not bool(p.grad.any()) for p in trainable
+    )
+    return ConstantFinding(inner, root[-1] if root else None, still)
 
 
 def _one_value(tensor: torch.Tensor) -> float | None:

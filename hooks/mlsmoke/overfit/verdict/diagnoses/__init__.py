@@ -50,6 +50,7 @@ REGISTRY: list[Diagnoser] = [
     # evidence before error text: what the batch held and which tensors train
     data_error.diagnose_evidence,  # before config-error: a misnamed key loses the loss
     model_made_value.diagnose,  # a non-tensor no batch field held: the model's code
+    no_gradient.diagnose_zero_loss,  # before config-error: a 0 loss is no config
     config_error.diagnose,
     out_of_memory.diagnose,
     non_finite.diagnose_batch,

@@ -131,6 +131,32 @@ CONSTANT = [
 ]
 
 
+@diagnoser(CODE)
+def diagnose_zero_loss(run: GateRun) -> Diagnosis | None:
+    """A loss of exactly 0 at init, which no target-ratio can scale, and a backward
+    that moves no parameter: the output is a constant that the loss already fits
+    (log-probabilities of 0 from a softmax over one element)."""
+    evidence = run.evidence
+    if _errors.problem_code(evidence) != "target-ratio-undefined":
+        return None
+    if evidence.losses[:1] != [0.0]:
+        return None
+    found = constant_output.find_constant(run)
+    if found is None or not found.parameters_still:
+        return None
+    place, lines = _where_constant(found)
+    lines = ["the loss is exactly 0 at init, and its backward gives every trainable"
+             " parameter a zero gradient"] + lines  # fmt: skip
+    lines += [f"the first forward warned: {text}" for text in evidence.forward_warnings]
+    return Diagnosis(
+        CODE,
+        f"{place} does not change when the parameters do: the loss is 0 and no"
+        " gradient reaches any parameter",
+        lines,
+        CONSTANT,
+    )
+
+
 def _constant_output(run: GateRun) -> Diagnosis | None:
     """Every trainable parameter's gradient is exactly zero and the loss never
     moved: the output does not change when the parameters do. Names the operation
