@@ -3,7 +3,11 @@ the parameters at all.
 
 Causes: frozen with ``requires_grad=False``; detached by ``.detach()``, ``.data``,
 ``.item()`` or a ``torch.no_grad()`` inside forward; modules never used. Lists them by
-name, with their share of all parameters.
+name, with their share of all parameters. Two causes are read from more evidence: a
+trainable tensor forward makes anew at every call (a copy of a parameter through
+``.item()``, ``.tolist()`` or ``torch.tensor(value)``, see ``fresh_leaves.py``), and
+an output that does not change when the parameters do (every gradient zero: a softmax
+over a dimension of size 1, see ``constant_output.py``).
 """
 
 from __future__ import annotations
