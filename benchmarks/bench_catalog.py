@@ -1,14 +1,18 @@
-"""Both catalogs of training bugs through the gate: does every correct model pass, is
-every bug caught, and is the diagnosis code right?
+"""The three catalogs of training bugs through the gate: does every correct model
+pass, is every bug caught, and is the diagnosis code right?
 
-The hand-written catalog (``tests/catalog/cases.py``: small torch models) and the
+The hand-written catalog (``tests/catalog/cases.py``: small torch models), the
 library catalog (``tests/catalog/library/``: transformers and Lightning models built
-from config objects, with the libraries' own tokenizer, collators and output classes).
+from config objects, with the libraries' own tokenizer, collators and output classes)
+and the families catalog (``tests/catalog/families/``: diffusion, flows, Gaussian
+processes, graph networks, contrastive models, LoRA adapters, VQ codebooks: correct
+by design in ways a naive rule takes for bugs, and real bugs of the same families).
 Each case runs through the gate on the CPU at the commit tier, probes and checks
 included, so the seconds are what a failing commit costs. Each catalog gives a summary
 row, a confusion matrix (expected code x code given) and one row per case.
-``--quick`` runs one case per expected code and warning, and skips the library cases
-whose diagnosis needs probes. Run alone: ``python -m benchmarks.bench_catalog``.
+``--quick`` runs one case per expected code and warning, and skips the library and
+families cases whose diagnosis needs probes. Run alone:
+``python -m benchmarks.bench_catalog``.
 """
 
 from __future__ import annotations
@@ -66,12 +70,14 @@ PROBE_FREE = {
 
 
 def run(quick: bool) -> Section:
+    from tests.catalog.families import cases as families
     from tests.catalog.library import cases as library
     from tests.catalog.library.runner import run_case as run_library_case
 
     catalogs = [
         ("hand-written", selected(hand_written.CASES, quick), run_case),
         ("library", selected(library.CASES, quick, PROBE_FREE), run_library_case),
+        ("families", selected(families.CASES, quick, PROBE_FREE), run_library_case),
     ]
     rows, notes, tables = [], [], []
     for name, chosen, runner in catalogs:

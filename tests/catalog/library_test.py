@@ -16,6 +16,7 @@ from .library.cases import BUGS, CASES, CORRECT, LIGHTNING, SEQ2SEQ, VISION, Cas
 from .library.cases import BERT, GPT2
 from .library.plain import train_plainly
 from .library.runner import run_case
+from .runner import assert_plain_loop_agrees, assert_right
 
 pytestmark = pytest.mark.library
 IDS = [case.name for case in CASES]
@@ -23,28 +24,13 @@ IDS = [case.name for case in CASES]
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_library_case_gets_its_code_and_warnings(case: Case) -> None:
-    outcome = run_case(case)
-    result = outcome.result
-    told = "\n".join([result.diagnosis.summary, *result.diagnosis.evidence])
-    assert (outcome.code, sorted(outcome.warnings)) == (
-        case.code,
-        sorted(case.warnings),
-    ), f"{case.bug or 'correct model'}: {told}"
-    assert case.says in told
-    if case.kind == "bug":
-        assert result.verdict == "fail"
-        assert result.diagnosis.evidence and result.diagnosis.suggestions
-    else:
-        assert result.passed
+    assert_right(run_case(case))
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_library_case_in_a_plain_torch_loop(case: Case) -> None:
     outcome = train_plainly(case)
-    if case.kind == "bug":
-        assert not outcome.memorized, f"{case.bug}: memorized in a plain loop"
-    else:
-        assert outcome.memorized, f"{case.name} did not memorize: {outcome}"
+    assert_plain_loop_agrees(case, outcome.memorized, outcome)
 
 
 # Codes that name no bug: a pass, the gate's own configuration, and the fallbacks.

@@ -38,6 +38,31 @@ class Outcome:
         return sum(self.probe_steps) / max(self.result.steps, 1)
 
 
+def assert_right(outcome: Outcome) -> None:
+    """The case got its code and warnings and says its phrase; a bug fails with
+    evidence and suggestions, a correct model passes."""
+    case, result = outcome.case, outcome.result
+    told = "\n".join([result.diagnosis.summary, *result.diagnosis.evidence])
+    assert (outcome.code, sorted(outcome.warnings)) == (
+        case.code,
+        sorted(case.warnings),
+    ), f"{case.bug or 'correct model'}: {told}"
+    assert case.says in told
+    if case.kind == "bug":
+        assert result.verdict == "fail"
+        assert result.diagnosis.evidence and result.diagnosis.suggestions
+    else:
+        assert result.passed
+
+
+def assert_plain_loop_agrees(case: Case, memorized: bool, outcome: object) -> None:
+    """A plain loop memorizes every correct model and no bug."""
+    if case.kind == "bug":
+        assert not memorized, f"{case.bug}: memorized in a plain loop"
+    else:
+        assert memorized, f"{case.name} did not memorize: {outcome}"
+
+
 def run_case(case: Case, tier: str = "commit") -> Outcome:
     """The case on the CPU at ``tier``, with the Python API's settings."""
     options = {

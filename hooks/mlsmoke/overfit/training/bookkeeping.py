@@ -47,10 +47,22 @@ def unregistered_leaves(
     described by where the model keeps them. Batch tensors, and views of them that
     forward marks ``requires_grad`` (audio encoders do, for gradient checkpointing),
     are inputs, not parameters."""
-    owned = {id(p) for p in model.parameters()}
-    inputs = {_storage(t) for _, t in _batch_tensors(batch)}
     return [
         describe_tensor(leaf, model, batch)
+        for leaf in unowned_leaves(loss, model, batch)
+    ]
+
+
+def unowned_leaves(
+    loss: torch.Tensor, model: torch.nn.Module, batch: Any
+) -> list[torch.Tensor]:
+    """The leaves :func:`unregistered_leaves` describes, as tensors. A buffer is
+    registered too (state_dict and .to(device) hold it): a library may make one
+    require grad, a zero that a loss accumulates into."""
+    owned = {id(p) for p in model.parameters()} | {id(b) for b in model.buffers()}
+    inputs = {_storage(t) for _, t in _batch_tensors(batch)}
+    return [
+        leaf
         for leaf in graph_leaves(loss)
         if id(leaf) not in owned and _storage(leaf) not in inputs
     ]

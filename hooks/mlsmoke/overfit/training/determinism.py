@@ -49,6 +49,48 @@ def deterministic(seed: int) -> Iterator[None]:
             torch.backends.cudnn.benchmark = flags[3]
 
 
+RandomState = tuple  # Python's, torch's (CPU and CUDA) and numpy's generator states
+
+
+def random_state() -> RandomState:
+    """Every generator's state, to replay the draws made from here."""
+    numpy = sys.modules.get("numpy")
+    return (
+        random.getstate(),
+        torch.random.get_rng_state(),
+        _cuda_states(),
+        numpy.random.get_state() if numpy is not None else None,
+    )
+
+
+def restore_random_state(state: RandomState) -> None:
+    python, cpu, cuda, numpy_state = state
+    random.setstate(python)
+    torch.random.set_rng_state(cpu)
+    if cuda:
+        torch.cuda.set_rng_state_all(cuda)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and numpy_state is not None:
+        numpy.random.set_state(numpy_state)
+
+
+def same_random_state(a: RandomState, b: RandomState) -> bool:
+    """No random number was drawn between the two states."""
+    if a[0] != b[0] or not torch.equal(a[1], b[1]):
+        return False
+    if len(a[2]) != len(b[2]) or not all(map(torch.equal, a[2], b[2])):
+        return False
+    if (a[3] is None) != (b[3] is None):
+        return False
+    return a[3] is None or (a[3][2:] == b[3][2:] and bool((a[3][1] == b[3][1]).all()))
+
+
+def _cuda_states() -> list[torch.Tensor]:
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        return torch.cuda.get_rng_state_all()
+    return []
+
+
 def _use_deterministic_algorithms(mode: bool, warn_only: bool) -> None:
     """torch.use_deterministic_algorithms without importing torch._inductor (2 s on a
     small CPU) when the project does not use it."""

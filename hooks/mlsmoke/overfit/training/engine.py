@@ -2,9 +2,10 @@
 
 :func:`train` is a textbook PyTorch loop. What it trains on is built in ``setup.py``;
 what it observes is recorded beside it, by ``observers.py``, at a few fixed points,
-into an :class:`~mlsmoke.overfit.training.evidence.Evidence`. It never raises for the
-project's errors: they are recorded, with the phase they happened in, for the
-diagnoses.
+into an :class:`~mlsmoke.overfit.training.evidence.Evidence`. An objective that draws
+random numbers of its own replays the first step's draws at every step. It never
+raises for the project's errors: they are recorded, with the phase they happened in,
+for the diagnoses.
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ from collections.abc import Callable
 from typing import Any
 
 from mlsmoke.overfit.training import observers, setup, step_loop
-from mlsmoke.overfit.training.determinism import deterministic
+from mlsmoke.overfit.training.determinism import (
+    deterministic,
+    random_state,
+    restore_random_state,
+)
 from mlsmoke.overfit.training.device import release_cuda_memory, restore_cpu_threads
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.training.run_state import StepCallback, TrainingRun
@@ -97,7 +102,7 @@ def _train(run: TrainingRun) -> None:
     model.train()
 
     for step in range(evidence.max_steps + 1):
-        loss = observers.traced_forward(run) if step == 0 else run.forward()
+        loss = _first_forward(run) if step == 0 else _forward(run)
         value = loss.item()
         evidence.losses.append(value)
         if run.on_step is not None:
@@ -133,6 +138,25 @@ def _stops(run: TrainingRun, step: int, value: float) -> bool:
         evidence.timed_out = True
         return True
     return False
+
+
+def _first_forward(run: TrainingRun) -> Any:
+    """The traced first forward; when the objective drew random numbers outside every
+    module (noise, timesteps, samples of its own), every later step replays the same
+    draws, so that on one batch the objective is one function that can be memorized.
+    Randomness inside modules (dropout, noise a layer adds) is not replayed."""
+    state = random_state()
+    loss = observers.traced_forward(run)
+    if run.trace is not None and run.trace.draws_outside_modules:
+        run.evidence.replayed_draws = True
+        run.replay_from = state
+    return loss
+
+
+def _forward(run: TrainingRun) -> Any:
+    if run.replay_from is not None:
+        restore_random_state(run.replay_from)
+    return run.forward()
 
 
 def _frozen_in_place(evidence: Evidence) -> bool:

@@ -145,6 +145,9 @@ class Evidence:
     # and the invariants it broke, in the order found, one per code.
     step_function: str | None = None
     step_findings: list[StepFinding] = field(default_factory=list)
+    # The objective drew random numbers outside every module at the first step (a
+    # diffusion loss's noise): every step replays those draws (engine.train).
+    replayed_draws: bool = False
     # The step the loss first reached its target.
     reached_at: int | None = None
     # The step a loss reached its target below zero; the run trained on from there

@@ -18,6 +18,11 @@ from typing import Any
 import torch
 
 import mlsmoke
+from mlsmoke.overfit.training.determinism import (
+    RandomState,
+    random_state,
+    same_random_state,
+)
 
 _MLSMOKE_DIR = Path(mlsmoke.__file__).resolve().parent
 # torch's own dispatch frames between a module call and its forward, and the import
@@ -41,6 +46,23 @@ class ModuleTrace:
         self.first_nonfinite: str | None = None
         # Dropout modules that ran in training mode, with their rate.
         self.dropout: dict[str, float] = {}
+        # Random numbers drawn while no module was running: by the objective itself
+        # (a diffusion loss's noise and timesteps), not by a layer.
+        self.draws_outside_modules = False
+        self.outside_state: RandomState | None = None
+
+    def leave_modules(self) -> None:
+        """No module runs from here (the forward starts, or a top-level module
+        returned): what is drawn until the next one starts is the objective's."""
+        self.outside_state = random_state()
+
+    def enter_module(self) -> None:
+        """A top-level module starts (or the forward ends): note whether the
+        objective drew random numbers since no module ran."""
+        if self.outside_state is not None and not same_random_state(
+            self.outside_state, random_state()
+        ):
+            self.draws_outside_modules = True
 
 
 def is_dropout(module: Any) -> bool:
@@ -97,6 +119,8 @@ def traced_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
 
     def before(name: str) -> Callable:
         def hook(module: Any, args: tuple, kwargs: dict) -> None:
+            if not trace.running:
+                trace.enter_module()
             trace.inputs[name] = _shapes(args, kwargs)
             trace.none_arguments[name] = _none_arguments(module, args, kwargs)
             trace.order.append(name)
@@ -110,6 +134,8 @@ def traced_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
         def hook(module: Any, args: tuple, kwargs: dict, output: Any) -> None:
             if trace.running and trace.running[-1] == name:
                 trace.running.pop()
+            if not trace.running:
+                trace.leave_modules()
             if trace.first_nonfinite is None and _has_nonfinite(output):
                 trace.first_nonfinite = name
 
@@ -118,8 +144,10 @@ def traced_modules(model: torch.nn.Module) -> Iterator[ModuleTrace]:
     for name, module in model.named_modules():
         handles.append(module.register_forward_pre_hook(before(name), with_kwargs=True))
         handles.append(module.register_forward_hook(after(name), with_kwargs=True))
+    trace.leave_modules()
     try:
         yield trace
+        trace.enter_module()
     except BaseException:
         trace.failed = trace.running[-1] if trace.running else None
         raise

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from mlsmoke.overfit.training import instruments
+from mlsmoke.overfit.training.determinism import RandomState
 from mlsmoke.overfit.training.evidence import Evidence
 from mlsmoke.overfit.training.objective import call_model, check_loss, default_loss
 from mlsmoke.overfit.training.step_function import StepFunction
@@ -42,6 +43,9 @@ class TrainingRun:
     batch: Any = None
     trace: instruments.ModuleTrace | None = None
     threads: int | None = None
+    # The generators' state before the first forward, restored before each one when
+    # the objective samples (Evidence.replayed_draws).
+    replay_from: RandomState | None = None
 
     def forward(self) -> torch.Tensor:
         self.phase = "forward"

@@ -44,7 +44,7 @@ FLOOR_MIN_PROGRESS = 0.1
 FLOOR_SETTLED = 0.1
 # A fall that keeps this fraction of its pace from one half of a window to the next
 # is not levelling off.
-STEADY_PACE = 0.5
+STEADY_PACE = 0.75
 
 
 @dataclass(frozen=True)

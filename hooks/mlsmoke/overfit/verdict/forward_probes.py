@@ -40,7 +40,7 @@ def forward_device(run: GateRun) -> str:
     return "cpu" if run.evidence.cuda_error else run.evidence.device
 
 
-def _fresh_model_and_batch(run: GateRun) -> tuple[torch.nn.Module, Any]:
+def fresh_model_and_batch(run: GateRun) -> tuple[torch.nn.Module, Any]:
     """A new model and batch from the factories, on the probes' device; called under
     ``seeded(run)`` so that they match the gate's own."""
     device = forward_device(run)
@@ -72,7 +72,7 @@ def capture_forward(run: GateRun) -> ForwardCapture | None:
 def _capture(run: GateRun) -> ForwardCapture | None:
     try:
         with seeded(run):
-            model, batch = _fresh_model_and_batch(run)
+            model, batch = fresh_model_and_batch(run)
     except Exception:
         return None
     capture = ForwardCapture(model, batch)
@@ -113,6 +113,7 @@ def _recording(model: torch.nn.Module, capture: ForwardCapture) -> Iterator[None
 
 
 def loss_of(run: GateRun, model: torch.nn.Module, batch: Any) -> Any:
+    """The loss of one call, as the gate computes it."""
     if run.loss_fn is not None:
         return run.loss_fn(model, batch)
     return default_loss(call_model(model, batch))
@@ -171,7 +172,7 @@ def eval_outputs_differ(run: GateRun) -> bool:
     def compare() -> bool:
         try:
             with seeded(run):
-                model, batch = _fresh_model_and_batch(run)
+                model, batch = fresh_model_and_batch(run)
                 model.eval()
                 with torch.no_grad():
                     first = _as_tensor(loss_of(run, model, batch))
@@ -200,7 +201,7 @@ def nonfinite_origin(run: GateRun) -> str | None:
 def _trace_nonfinite(run: GateRun) -> str | None:
     try:
         with seeded(run):
-            model, batch = _fresh_model_and_batch(run)
+            model, batch = fresh_model_and_batch(run)
     except Exception:
         return None
     if any(_nonfinite(t) for t in tensors_in(batch)):

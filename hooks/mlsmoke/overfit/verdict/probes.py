@@ -104,6 +104,33 @@ def without_target(run: GateRun, steps: int) -> Evidence:
     )
 
 
+# Steps past the bound check a loss below zero may take to level off: a Gaussian
+# process's negative log likelihood falls at a steady pace until its noise reaches
+# the data's, then levels.
+LEVEL_SEARCH_STEPS = 100
+LEVEL_WINDOW = 20
+# A floor lies within the loss's own scale: at most this many times as far below zero
+# as the loss started from it. A loss that levels only at -1e21 overflowed its way
+# there (a flipped KL term), it did not find a bound.
+LEVEL_DEPTH = 10
+
+
+def levels_off_later(run: GateRun) -> Evidence | None:
+    """A loss that reached its target below zero and still fell when the engine's
+    bound check ended, trained on without a target: the probe when its last
+    stretch levels off at a finite value (a bound), else None."""
+    evidence = run.evidence
+    start = evidence.bound_check_from
+    if start is None or not evidence.memorized or not may_probe(run):
+        return None
+    probe = without_target(run, start + LEVEL_SEARCH_STEPS)
+    tail = probe.losses[-LEVEL_WINDOW - 1 :]
+    if probe.error is not None or len(probe.losses) <= start + LEVEL_WINDOW:
+        return None
+    depth = LEVEL_DEPTH * abs(evidence.losses[0])
+    return probe if curve.levels_off(tail) and tail[-1] >= -depth else None
+
+
 def steps_spent(run: GateRun) -> int:
     """Steps the training probes of this gate run have taken so far."""
     return sum(probe.steps for probe in run.probes)

@@ -7,8 +7,10 @@ Found by perturbation, which covers every input type: token ids are replaced by 
 ids the batch holds, floats get noise. Checked for several i, not only the first (some
 bugs leave sample 0 alone): one eval forward per i with every other sample changed,
 then at most a few more to name a j. A batch that carries an input over pairs of
-its samples (a (B, B) adjacency, a (2, E) edge list) relates them on purpose, and is
-not checked. Tensors inside a batch object (a graph, a TensorDict) change on a copy.
+its samples (a (B, B) adjacency, a (2, E) edge list) relates them on purpose, and so
+does an output over pairs of samples ((B, B) in-batch similarities of a contrastive
+model): neither is checked. Tensors inside a batch object (a graph, a TensorDict)
+change on a copy.
 
 A move counts when it stands well above the noise floor: the same batch is run twice
 first, and what differs between those two runs (a model drawing noise from an RNG the
@@ -63,6 +65,8 @@ def check(run: GateRun) -> list[Warning]:
         others = [j for j in range(samples) if j != i]
         if not moves(capture, base, i, others, floor, skipped):
             continue
+        if _compares_pairs(capture, base, i):
+            return []  # in-batch similarities: entry (i, j) is about samples i and j
         leak = _name_leak(capture, base, i, others, floor)
         source = f"sample {leak}" if leak is not None else "the other samples"
         return [
@@ -103,7 +107,26 @@ def _edge_list(value: torch.Tensor, samples: int) -> bool:
         return False
     if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
         return False
+    if value.is_sparse:
+        return False
     return value.numel() > 0 and 0 <= int(value.min()) and int(value.max()) < samples
+
+
+def _compares_pairs(
+    capture: forward_probes.ForwardCapture, base: torch.Tensor, i: int
+) -> bool:
+    """A (B, B) output whose entry (i, j) depends on samples i and j alone: changing
+    sample j moves column j of row i and nothing else of it (a contrastive model's
+    in-batch similarities). A leak moves the whole row."""
+    samples = int(base.shape[0])
+    if base.dim() != 2 or int(base.shape[1]) != samples:
+        return False
+    j = (i + 1) % samples
+    output = _with_changed(capture, base, i, [j])
+    if output is None:
+        return False
+    moved = ~torch.isclose(output[i], base[i], rtol=RTOL, atol=ATOL, equal_nan=True)
+    return bool(moved[j]) and int(moved.sum()) == 1
 
 
 def sample_indices(samples: int) -> list[int]:
@@ -146,6 +169,19 @@ def moves(
     """Whether sample i's output moves, above the noise floor, when the inputs of
     samples ``changed`` do (tensors inside a batch object changed on a copy; the types
     that cannot be copied go to ``skipped``)."""
+    output = _with_changed(capture, base, i, changed, skipped)
+    return output is not None and moved(output[i], base[i], floor)
+
+
+def _with_changed(
+    capture: forward_probes.ForwardCapture,
+    base: torch.Tensor,
+    i: int,
+    changed: list[int],
+    skipped: list[str] | None = None,
+) -> torch.Tensor | None:
+    """The output with the inputs of samples ``changed`` perturbed (None when the call
+    raises or the output's shape changes)."""
     samples = int(base.shape[0])
     generator = torch.Generator().manual_seed(i)
 
@@ -159,8 +195,8 @@ def moves(
     kwargs = {key: change(value) for key, value in capture.kwargs.items()}
     output = seeded_logits(capture, args, kwargs)
     if output is None or output.shape != base.shape:
-        return False
-    return moved(output[i], base[i], floor)
+        return None
+    return output
 
 
 def seeded_logits(

@@ -6,6 +6,7 @@ read from the engine's walk of the first loss's autograd graph."""
 from __future__ import annotations
 
 from mlsmoke.overfit.training.bookkeeping import listed
+from mlsmoke.overfit.verdict import fresh_leaves
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Warning
 
@@ -14,8 +15,8 @@ CODE = "unregistered-parameters"
 
 def check(run: GateRun) -> list[Warning]:
     leaves = run.evidence.unregistered
-    if not leaves:
-        return []
+    if not leaves or fresh_leaves.all_fresh(run):
+        return []  # made anew at each call: registering them would not help
     return [
         Warning(
             CODE,

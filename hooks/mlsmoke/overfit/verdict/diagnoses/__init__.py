@@ -22,6 +22,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     lr_too_high,
     lr_too_low,
     memorized,
+    model_made_value,
     no_gradient,
     optimizer_mismatch,
     non_finite,
@@ -57,6 +58,8 @@ REGISTRY: list[Diagnoser] = [
     checked_repair.diagnose,
     # evidence before error text: what the batch held and which tensors train
     data_error.diagnose_evidence,  # before config-error: a misnamed key loses the loss
+    model_made_value.diagnose,  # a non-tensor no batch field held: the model's code
+    no_gradient.diagnose_zero_loss,  # before config-error: a 0 loss is no config
     config_error.diagnose,
     out_of_memory.diagnose,
     non_finite.diagnose_batch,

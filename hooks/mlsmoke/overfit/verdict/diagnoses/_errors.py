@@ -51,6 +51,26 @@ def speaks_of_shapes(text: str) -> bool:
     return any(word in SHAPE_WORDS for word in words)
 
 
+# A shape as torch and most libraries print one: torch.Size([8, 1]) or (8, 1).
+_SHAPE = re.compile(r"torch\.Size\(\[([\d,\s]*)\]\)|\((\d+(?:,\s*\d+)*),?\)")
+
+
+def shapes_in(text: str) -> list[tuple[int, ...]]:
+    """The shapes ``text`` prints, in order."""
+    found = []
+    for match in _SHAPE.finditer(text):
+        digits = match.group(1) if match.group(1) is not None else match.group(2)
+        found.append(tuple(int(d) for d in re.findall(r"\d+", digits)))
+    return found
+
+
+def names_differing_shapes(text: str) -> bool:
+    """Whether ``text`` prints two shapes that differ: the evidence of a mismatch.
+    A word ("dimension", "size") alone is not: a deprecation warning about a
+    softmax's implicit dim speaks of dimensions and matches nothing."""
+    return len(set(shapes_in(text))) >= 2
+
+
 def check_text(evidence: Evidence) -> str:
     """The message, or for a bare ``assert`` (no message) the asserting line itself."""
     text = message(evidence)

@@ -3,13 +3,22 @@ the parameters at all.
 
 Causes: frozen with ``requires_grad=False``; detached by ``.detach()``, ``.data``,
 ``.item()`` or a ``torch.no_grad()`` inside forward; modules never used. Lists them by
-name, with their share of all parameters.
+name, with their share of all parameters. Two causes are read from more evidence: a
+trainable tensor forward makes anew at every call (a copy of a parameter through
+``.item()``, ``.tolist()`` or ``torch.tensor(value)``, see ``fresh_leaves.py``), and
+an output that does not change when the parameters do (every gradient zero: a softmax
+over a dimension of size 1, see ``constant_output.py``).
 """
 
 from __future__ import annotations
 
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
-from mlsmoke.overfit.verdict import curve, forward_probes
+from mlsmoke.overfit.verdict import (
+    constant_output,
+    curve,
+    forward_probes,
+    fresh_leaves,
+)
 from mlsmoke.overfit.verdict.diagnoses import _errors
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -50,6 +59,9 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return _disconnected_loss(run)
     if not evidence.stopped_short():
         return None
+    cut = _copied_each_call(run) or _constant_output(run)
+    if cut is not None:
+        return cut
     shape = curve.classify_curve(evidence.losses, evidence.target).shape
     if shape not in (curve.PLATEAU, curve.FLOOR, curve.FALLING_TOO_SLOWLY):
         return None
@@ -69,6 +81,159 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         lines,
         [SUGGESTION_BY_CAUSE[cause] for cause in causes],
     )
+
+
+COPIED = (
+    "use the parameter itself in forward: .item(), .tolist() and torch.tensor(value)"
+    " copy its value into a new tensor at every call, and the copy, not the"
+    " parameter, gets the gradient"
+)
+
+
+def _copied_each_call(run: GateRun) -> Diagnosis | None:
+    """The loss depends on trainable tensors forward makes anew at every call: the
+    graph is cut between them and the parameters they were copied from."""
+    fresh = fresh_leaves.fresh_leaves(run)
+    if not fresh or not fresh_leaves.all_fresh(run):
+        return None
+    evidence = run.evidence
+    sources = [leaf.copy_of for leaf in fresh if leaf.copy_of]
+    gradless = gradless_parameters(evidence).get(DETACHED, [])
+    named = sources or gradless
+    lines = [
+        f"forward makes a new trainable tensor at every call: {leaf.described}"
+        + (f", a copy of parameter {leaf.copy_of}" if leaf.copy_of else "")
+        + " (a different object at each call)"
+        for leaf in fresh
+    ]
+    if gradless:
+        lines.append(f"{DETACHED}: {_listed(gradless)}")
+    lines.append(
+        f"the loss went {evidence.losses[0]:.4g} -> {evidence.losses[-1]:.4g} in"
+        f" {evidence.steps} steps"
+    )
+    subject = f"parameter {_listed(named)}" if named else "the parameters it copies"
+    return Diagnosis(
+        CODE,
+        f"{subject} gets no gradient: forward copies it into a new tensor at"
+        " every call (.item(), .tolist() or torch.tensor(value)), which cuts the"
+        " graph",
+        lines,
+        [
+            COPIED,
+            "registering the copy (nn.Parameter) would not help: the next call"
+            " makes another one",
+        ],
+    )
+
+
+CONSTANT = [
+    "give softmax, log_softmax and normalizations the dimension of the classes"
+    " (dim=-1): over a dimension of size 1 they return 1.0 (or 0.0) whatever comes"
+    " in",
+    "print the output's shape where it is normalized: # (B, C)",
+]
+
+
+@diagnoser(CODE)
+def diagnose_zero_loss(run: GateRun) -> Diagnosis | None:
+    """A loss of exactly 0 at init, which no target-ratio can scale, and a backward
+    that moves no parameter: the output is a constant that the loss already fits
+    (log-probabilities of 0 from a softmax over one element)."""
+    evidence = run.evidence
+    if _errors.problem_code(evidence) != "target-ratio-undefined":
+        return None
+    if evidence.losses[:1] != [0.0]:
+        return None
+    found = constant_output.find_constant(run)
+    if found is None or not found.parameters_still:
+        return None
+    place, lines = _where_constant(found)
+    lines = ["the loss is exactly 0 at init, and its backward gives every trainable"
+             " parameter a zero gradient"] + lines  # fmt: skip
+    lines += [f"the first forward warned: {text}" for text in evidence.forward_warnings]
+    return Diagnosis(
+        CODE,
+        f"{place} does not change when the parameters do: the loss is 0 and no"
+        " gradient reaches any parameter",
+        lines,
+        CONSTANT,
+    )
+
+
+def _constant_output(run: GateRun) -> Diagnosis | None:
+    """Every trainable parameter's gradient is exactly zero and the loss never
+    moved: the output does not change when the parameters do. Names the operation
+    whose output is constant where the modules show it."""
+    evidence = run.evidence
+    trainable = [n for n, on in evidence.requires_grad.items() if on]
+    norms = [evidence.first_grads.get(name) for name in trainable]
+    if not trainable or any(norms) or 0.0 not in norms:
+        return None
+    if len(set(evidence.losses)) != 1:
+        return None
+    lines = [
+        f"every gradient is zero at the first step ({len(trainable)} parameter"
+        f" tensors), and the loss stayed {evidence.losses[0]:.4g} for"
+        f" {evidence.steps} steps"
+    ]
+    found = constant_output.find_constant(run)
+    place = "the model's output"
+    if found is not None:
+        place, more = _where_constant(found)
+        lines += more
+    lines += [f"the first forward warned: {text}" for text in evidence.forward_warnings]
+    return Diagnosis(
+        CODE,
+        f"{place} does not change when the parameters do: no gradient reaches"
+        " any of them",
+        lines,
+        CONSTANT,
+    )
+
+
+def _where_constant(found: constant_output.ConstantFinding) -> tuple[str, list[str]]:
+    """The operation whose output is constant, and the lines that show it."""
+    module = found.constant_module()
+    if module is not None and module.leaf:
+        return (
+            f"module {module.name!r} ({module.kind})",
+            [
+                f"module {module.name!r} ({module.kind}) outputs {module.constant:.4g}"
+                f" everywhere, shape {module.shape}"
+            ],
+        )
+    lines = []
+    cut = found.last_without_gradient()
+    output = found.model_output
+    if output is not None and output.constant is not None:
+        lines.append(
+            f"the model's output is {output.constant:.4g} everywhere, shape"
+            f" {output.shape}"
+            + (
+                ": a softmax or normalization over a dimension of size 1 gives" " that"
+                if 1 in output.shape or output.constant in (0.0, 1.0)
+                else ""
+            )
+        )
+    if module is not None:
+        place = f"the forward of module {module.name!r}"
+    elif output is not None and output.grads and not output.gets_gradient:
+        place = "the loss"
+        lines.append(
+            "the model's output gets a zero gradient: the loss's own code"
+            " makes it a constant"
+        )
+    else:
+        place = "the model's forward"
+    if cut is not None:
+        place += f", after module {cut.name!r},"
+        lines.append(
+            f"module {cut.name!r} ({cut.kind}) is the last whose output"
+            " gets a gradient of zero: the operation after it makes a"
+            " constant"
+        )
+    return place, lines
 
 
 def _unchanged_loss(evidence: Evidence) -> list[str]:

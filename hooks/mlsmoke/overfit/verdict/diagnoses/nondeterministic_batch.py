@@ -1,6 +1,9 @@
 """``nondeterministic-batch``: two calls of the batch factory give different batches, or
 two identical eval-mode forward passes give different outputs. Either one makes the loss
-oscillate, and makes every other probe unreliable."""
+oscillate, and makes every other probe unreliable. Random numbers the objective draws
+outside every module (a diffusion loss's noise) are not a bug: the engine replays
+them at every step (``Evidence.replayed_draws``), and this diagnosis leaves them
+alone."""
 
 from __future__ import annotations
 
@@ -41,6 +44,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
             ],
             BATCH_SUGGESTIONS,
         )
+    if evidence.replayed_draws:
+        return None  # the objective's own randomness, replayed at every step
     if _noise_matters(evidence) and forward_probes.eval_outputs_differ(run):
         return Diagnosis(
             CODE,

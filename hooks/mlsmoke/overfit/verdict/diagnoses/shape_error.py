@@ -97,10 +97,10 @@ def _longer_than_a_table(run: GateRun) -> Diagnosis | None:
 
 def _shape_warning(run: GateRun) -> Diagnosis | None:
     """The run trained but did not memorize, and the first forward or loss warned of
-    mismatched sizes (a loss broadcasting a (B,) target against (B, 1) outputs): the
-    shapes, not the optimizer, decide what it learns."""
+    two shapes that differ (a loss broadcasting a (B,) target against (B, 1)
+    outputs): the shapes, not the optimizer, decide what it learns."""
     evidence = run.evidence
-    warned = [w for w in evidence.forward_warnings if _errors.speaks_of_shapes(w)]
+    warned = [w for w in evidence.forward_warnings if _errors.names_differing_shapes(w)]
     if not warned:
         return None
     return Diagnosis(

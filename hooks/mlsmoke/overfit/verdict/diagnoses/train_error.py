@@ -23,6 +23,13 @@ _DOING = {
 }
 
 
+BUILDING_THE_MODEL = (
+    "the model factory raised before any training: its message and the traceback's"
+    " last project line say what to change (a library's configuration, such as"
+    " LoRA target_modules naming layers the model does not have)"
+)
+
+
 @diagnoser(TRAIN_ERROR)
 def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
@@ -42,6 +49,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if evidence.user_traceback:
         lines.append(evidence.user_traceback)
     suggestions = []
+    if evidence.phase == "model":
+        suggestions = [BUILDING_THE_MODEL]
     if evidence.cuda_error == OUT_OF_MEMORY:
         suggestions = [
             "use a smaller batch for the gate",

@@ -4,8 +4,9 @@ not own, and the optimizer never updates them.
 Layers kept in a plain Python list (not ``nn.ModuleList``), a bare tensor with
 ``requires_grad=True`` (not ``nn.Parameter``): ``model.parameters()`` misses them, so
 the optimizer, ``.to(device)`` and ``state_dict()`` do too. The engine walks the first
-loss's autograd graph down to its leaves. A failure only where it blocks memorization;
-otherwise the ``unregistered-parameters`` warning says it.
+loss's autograd graph down to its leaves. A leaf made anew at every call is not one
+of them: that is a cut graph (``no-gradient``). A failure only where it blocks
+memorization; otherwise the ``unregistered-parameters`` warning says it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 
 from mlsmoke.overfit.training.bookkeeping import listed
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
+from mlsmoke.overfit.verdict import fresh_leaves
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -43,8 +45,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if evidence.losses and not math.isfinite(evidence.losses[0]):
         return None  # the loss was broken before any tensor could train
     frozen = never_trained(evidence)
-    if not frozen:
-        return None
+    if not frozen or fresh_leaves.all_fresh(run):
+        return None  # made anew at each call: a cut graph (no-gradient says it)
     lines = [
         "the loss depends on these trainable tensors, which model.parameters() does"
         f" not list, so the optimizer never updates them: {', '.join(listed(frozen))}"

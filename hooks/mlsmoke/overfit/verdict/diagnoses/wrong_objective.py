@@ -162,6 +162,7 @@ def _negative_at_init(run: GateRun) -> bool:
         isinstance(error, ProjectProblem)
         and error.code == NEGATIVE_INITIAL
         and bool(run.evidence.losses)
+        and run.evidence.losses[0] < 0  # a loss of exactly 0 is not negative
     )
 
 
