@@ -58,7 +58,8 @@ print(json.dumps({"found": found, "version": list(sys.version_info[:3]), "path":
 # The child dies with the hook: on Linux its parent-death signal is SIGKILL, so even a
 # SIGKILL of the hook (which no handler sees) does not leave it running as an orphan.
 # Checking the hook is still there afterwards closes the race of a hook that died
-# before prctl. (Through a wrapper that forks, the parent is the wrapper.)
+# before prctl. (Through a wrapper that forks, the parent is the wrapper.) The warm
+# worker, which outlives its hook by design, is started with parent 0 and ends itself.
 #
 # The project's code must see the process that ``python -c 'import mod'`` gives it:
 # ``sys.argv == ["-c"]``, an empty ``__main__``, the project root as the working
@@ -76,7 +77,7 @@ args = sys.argv[4:]
 sys.argv[:] = ["-c"]
 if sys.path[:1] == [""]:
     del sys.path[0]
-if sys.platform.startswith("linux"):
+if parent and sys.platform.startswith("linux"):
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
@@ -264,11 +265,14 @@ def _probe(python: Path, modules: Sequence[str]) -> dict:
     return answer if isinstance(answer, dict) else {}
 
 
-def module_command(python: Path, module: str, *args: str) -> list[str]:
+def module_command(
+    python: Path, module: str, *args: str, dies_with_caller: bool = True
+) -> list[str]:
     """The argv that runs ``<module>.main(args)`` in ``python``, with this mlsmoke
     importable and a process that looks to the project's code like ``python -c``."""
     package = str(Path(mlsmoke.__file__).resolve().parent)
-    return [str(python), "-c", _BOOTSTRAP, package, str(os.getpid()), module, *args]
+    parent = str(os.getpid()) if dies_with_caller else "0"
+    return [str(python), "-c", _BOOTSTRAP, package, parent, module, *args]
 
 
 def _resolve_configured(root: Path, value: str, key: str) -> Path:
