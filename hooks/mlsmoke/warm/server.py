@@ -31,6 +31,7 @@ from mlsmoke.warm import freshness
 from mlsmoke.warm.protocol import Connection
 
 HEALTH_CHECK_SECONDS = 2.0
+_PR_SET_CHILD_SUBREAPER = 36
 REQUEST_SECONDS = 5.0  # for a connected hook to say what it wants
 
 
@@ -172,6 +173,7 @@ def _say(stream: Any, message: dict[str, Any]) -> None:
 
 
 def _serve(worker: _Worker) -> int:
+    _adopt_orphans()
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
     os.set_blocking(wake_read, False)
@@ -342,8 +344,50 @@ def _signal_group(pid: int, signum: int) -> None:
         pass
 
 
+def _adopt_orphans() -> None:
+    """Make this worker the parent of its jobs' orphans (a daemon forked twice, in a
+    session of its own, without exec: no run token in its environment shows it), so
+    that they are killed when a job ends, as they would be in a process of its own."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _kill_adopted(worker: _Worker) -> None:
+    """SIGKILL the children of this worker that are not jobs: adopted orphans."""
+    me = str(os.getpid())
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in worker.jobs:
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as stat:
+                parent = stat.read().rsplit(")", 1)[1].split()[1]
+        except (OSError, IndexError):
+            continue
+        if parent == me:
+            try:
+                os.kill(int(name), signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _reap_adopted(worker: _Worker) -> None:
+    while True:
+        try:
+            ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return
+        if ended is None or ended.si_pid in worker.jobs:
+            return
+        try:
+            os.waitpid(ended.si_pid, 0)
+        except ChildProcessError:
+            return
+
+
 def _reap(worker: _Worker) -> None:
     """Each ended job: its group and descendants killed, then reaped, its hook told."""
+    _reap_adopted(worker)
     for pid, job in list(worker.jobs.items()):
         try:
             ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
@@ -356,6 +400,7 @@ def _reap(worker: _Worker) -> None:
         _signal_group(pid, signal.SIGKILL)
         if job.token:
             kill_descendants(job.token)
+        _kill_adopted(worker)
         _, status, usage = os.wait4(pid, 0)
         del worker.jobs[pid]
         worker.last_active = time.monotonic()
@@ -371,6 +416,7 @@ def _reap(worker: _Worker) -> None:
 def _shut_down(worker: _Worker) -> None:
     for pid in worker.jobs:
         _signal_group(pid, signal.SIGKILL)
+    _kill_adopted(worker)
     for pid, job in list(worker.jobs.items()):
         try:
             os.waitpid(pid, 0)
