@@ -128,6 +128,7 @@ def commit(
     shutil.rmtree(project.path / ".mlsmoke" / "overfit", ignore_errors=True)
     git(project.path, "add", str(changed))
     env = {**_environ(project), **GIT_IDENTITY}
+    env.pop("MLSMOKE_WORKER", None)  # the default: on
     if path == "today":
         env["MLSMOKE_WORKER"] = "0"
     run_ = run_process(["git", "commit", "-m", message], cwd=project.path, env=env)
