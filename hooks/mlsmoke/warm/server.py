@@ -12,7 +12,6 @@ and when its hook goes away before that.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import select
@@ -26,20 +25,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsmoke.process_group import TOKEN_VARIABLE, kill_descendants
+from mlsmoke.process_group import TOKEN_VARIABLE
 from mlsmoke.warm import freshness
+from mlsmoke.process_group import kill_descendants
+from mlsmoke.warm.jobs import (
+    Job,
+    adopt_orphans,
+    from_hook,
+    kill_adopted,
+    reap,
+    signal_group,
+)
+from mlsmoke.warm.preload import native_threads, preload, unsafe
 from mlsmoke.warm.protocol import Connection
 
 HEALTH_CHECK_SECONDS = 2.0
-_PR_SET_CHILD_SUBREAPER = 36
 REQUEST_SECONDS = 5.0  # for a connected hook to say what it wants
-
-
-@dataclass
-class _Job:
-    connection: Connection
-    token: str
-    hook_gone: bool = False
 
 
 @dataclass
@@ -51,7 +52,7 @@ class _Worker:
     snapshot: dict[str, Any]
     listener: socket.socket
     socket_stamp: Any
-    jobs: dict[int, _Job] = field(default_factory=dict)
+    jobs: dict[int, Job] = field(default_factory=dict)
     started: float = field(default_factory=time.time)
     last_active: float = field(default_factory=time.monotonic)
     jobs_run: int = 0
@@ -62,10 +63,10 @@ _stop_requested = threading.Event()
 
 
 def main(argv: Sequence[str]) -> int:
-    socket_path, root, idle, ready_fd, preload = argv[:5]
+    socket_path, root, idle, ready_fd = argv[:4]
     ready = os.fdopen(int(ready_fd), "w")
     state = {"sys_path": list(sys.path), "worker_pid": os.getpid()}
-    refused = _preload(json.loads(preload), state) or _unsafe(Path(root))
+    refused = preload(json.loads(argv[4]), state) or unsafe(Path(root))
     if refused:
         _say(ready, {"refused": refused})
         return 0
@@ -91,68 +92,6 @@ def main(argv: Sequence[str]) -> int:
     return _serve(worker)
 
 
-def _preload(names: list[str], state: dict[str, Any]) -> str:
-    """Import torch and the dependencies; why not, when torch cannot be imported."""
-    try:
-        import torch
-    except Exception as error:  # the project may not use torch at all
-        return f"torch does not import here: {type(error).__name__}: {error}"
-    state["torch_seed"] = torch.initial_seed()
-    for module in _import_names(names):
-        try:
-            importlib.import_module(module)
-        except Exception:  # the job will meet the same error, and report it
-            pass
-    state["preloaded"] = sorted(
-        name for name in sys.modules if "." not in name and not name.startswith("_")
-    )
-    return ""
-
-
-def _import_names(distributions: list[str]) -> list[str]:
-    """The top-level modules of ``distributions`` (torch's own name is its module)."""
-    import importlib.metadata
-
-    def normal(name: str) -> str:
-        return name.lower().replace("-", "_").replace(".", "_")
-
-    wanted = {normal(name) for name in distributions}
-    modules = []
-    for module, owners in importlib.metadata.packages_distributions().items():
-        if module.startswith("_") or not any(normal(o) in wanted for o in owners):
-            continue
-        modules.append(module)
-    return sorted(modules)
-
-
-def _unsafe(root: Path) -> str:
-    """Why forking this process would not give a job a clean process; '' if it would.
-
-    A Python thread could hold a lock at the fork, so none may run. Native thread
-    pools started at import (OpenBLAS's) register fork handlers, as DataLoader's forked
-    workers rely on; a pool that grows after startup retires the worker instead."""
-    if threading.active_count() > 1:
-        return "importing the dependencies started a Python thread"
-    torch = sys.modules["torch"]
-    if torch.cuda.is_initialized():
-        return "importing the dependencies initialised CUDA"
-    project = [
-        name
-        for name in freshness.project_modules_loaded(root)
-        if name.split(".")[0] != "mlsmoke"
-    ]
-    if project:
-        return f"importing the dependencies imported the project's {project[0]}"
-    return ""
-
-
-def native_threads() -> int:
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return 1
-
-
 def _listen(path: Path) -> socket.socket:
     try:
         path.unlink()
@@ -173,7 +112,7 @@ def _say(stream: Any, message: dict[str, Any]) -> None:
 
 
 def _serve(worker: _Worker) -> int:
-    _adopt_orphans()
+    adopt_orphans()
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
     os.set_blocking(wake_read, False)
@@ -196,8 +135,9 @@ def _serve(worker: _Worker) -> int:
             _accept(worker)
         for pid, job in list(worker.jobs.items()):
             if job.connection.sock in readable:
-                _from_hook(pid, job)
-        _reap(worker)
+                from_hook(pid, job)
+        if reap(worker.jobs):
+            worker.last_active = time.monotonic()
     _shut_down(worker)
     return 0
 
@@ -321,102 +261,14 @@ def _start_job(
         run_job(job, fds, worker.state)
     connection.sock.settimeout(None)
     connection.send({"pid": pid, "worker": os.getpid()})
-    worker.jobs[pid] = _Job(connection, str(job["env"].get(TOKEN_VARIABLE, "")))
+    worker.jobs[pid] = Job(connection, str(job["env"].get(TOKEN_VARIABLE, "")))
     worker.jobs_run += 1
-
-
-def _from_hook(pid: int, job: _Job) -> None:
-    """Signals the hook forwards; its end (the hook died) kills the job."""
-    if not job.connection.fill():
-        job.hook_gone = True
-        _signal_group(pid, signal.SIGKILL)
-        return
-    while (message := job.connection.pop()) is not None:
-        signum = message.get("signal")
-        if isinstance(signum, int):
-            _signal_group(pid, signum)
-
-
-def _signal_group(pid: int, signum: int) -> None:
-    try:
-        os.killpg(pid, signum)
-    except OSError:
-        pass
-
-
-def _adopt_orphans() -> None:
-    """Make this worker the parent of its jobs' orphans (a daemon forked twice, in a
-    session of its own, without exec: no run token in its environment shows it), so
-    that they are killed when a job ends, as they would be in a process of its own."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1)
-
-
-def _kill_adopted(worker: _Worker) -> None:
-    """SIGKILL the children of this worker that are not jobs: adopted orphans."""
-    me = str(os.getpid())
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in worker.jobs:
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as stat:
-                parent = stat.read().rsplit(")", 1)[1].split()[1]
-        except (OSError, IndexError):
-            continue
-        if parent == me:
-            try:
-                os.kill(int(name), signal.SIGKILL)
-            except OSError:
-                pass
-
-
-def _reap_adopted(worker: _Worker) -> None:
-    while True:
-        try:
-            ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return
-        if ended is None or ended.si_pid in worker.jobs:
-            return
-        try:
-            os.waitpid(ended.si_pid, 0)
-        except ChildProcessError:
-            return
-
-
-def _reap(worker: _Worker) -> None:
-    """Each ended job: its group and descendants killed, then reaped, its hook told."""
-    _reap_adopted(worker)
-    for pid, job in list(worker.jobs.items()):
-        try:
-            ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            ended = None
-        if ended is None and not job.hook_gone:
-            continue
-        if ended is None:
-            continue  # killed, exiting: reaped at the next SIGCHLD
-        _signal_group(pid, signal.SIGKILL)
-        if job.token:
-            kill_descendants(job.token)
-        _kill_adopted(worker)
-        _, status, usage = os.wait4(pid, 0)
-        del worker.jobs[pid]
-        worker.last_active = time.monotonic()
-        message = {"exit": os.waitstatus_to_exitcode(status)}
-        message["peak"] = usage.ru_maxrss * 1024
-        try:
-            job.connection.send(message)
-        except OSError:
-            pass
-        job.connection.close()
 
 
 def _shut_down(worker: _Worker) -> None:
     for pid in worker.jobs:
-        _signal_group(pid, signal.SIGKILL)
-    _kill_adopted(worker)
+        signal_group(pid, signal.SIGKILL)
+    kill_adopted(worker.jobs)
     for pid, job in list(worker.jobs.items()):
         try:
             os.waitpid(pid, 0)
