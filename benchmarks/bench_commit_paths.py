@@ -95,8 +95,8 @@ def _edits(project: TemplateProject, i: int) -> dict[str, Callable[[], Path]]:
     readme, model = project.path / "README.md", project.package / "model.py"
     return {
         KINDS[0]: lambda: _append(readme, f"\nRevision {i}.\n"),
-        KINDS[1]: lambda: _append(model, f"\n# revision {i}\n"),
-        KINDS[2]: lambda: _append(model, f"\n# revision {i}, again\n"),
+        KINDS[1]: lambda: _append(model, f"\n\n# revision {i}\n"),
+        KINDS[2]: lambda: _append(model, f"\n\n# revision {i}, again\n"),
         KINDS[3]: lambda: _replace(model, *BREAK),
     }
 
@@ -115,7 +115,7 @@ def _replace(path: Path, old: str, new: str) -> Path:
 
 
 def _restore(project: TemplateProject) -> None:
-    git(project.path, "checkout", "--", ".")
+    git(project.path, "reset", "--quiet", "--hard")
 
 
 def commit(

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 from faults.faultkit import Fault, assert_clean
@@ -217,3 +219,37 @@ def test_turned_off_the_hooks_start_their_own_process(project: WarmProject):
     ppids = {entry["ppid"] for entry in project.seen()}
     assert len(ppids) == 2  # each job's parent: its own hook
     assert "off (tool.mlsmoke.worker.enabled = false)" in project.worker("status")
+
+
+def test_a_worker_whose_interpreter_went_away_ends(tmp_path: Path):
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True
+    )
+    python = venv / "bin" / "python"
+    purelib = sysconfig.get_paths()["purelib"]  # this environment's torch
+    site = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    Path(site, "_torch_here.pth").write_text(
+        f"import site; site.addsitedir({purelib!r})\n"
+    )
+    project = warm_project(tmp_path)
+    pyproject = project.root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(sys.executable, str(python)))
+    try:
+        assert project.overfit().code == 0
+        assert project.warm_pids()
+        shutil.rmtree(venv)
+        assert wait_until(lambda: not project.warm_pids(), limit=15)
+        assert not project.others()
+    finally:
+        for pid in project.warm_pids():
+            os.kill(pid, signal.SIGKILL)

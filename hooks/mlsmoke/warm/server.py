@@ -174,6 +174,9 @@ def _check_health(worker: _Worker) -> None:
     if freshness.stamp(str(worker.socket_path)) != worker.socket_stamp:
         _retire(worker, "its socket was removed or replaced")
         return
+    if not worker.root.is_dir():
+        _retire(worker, f"{worker.root} is gone")
+        return
     changed = freshness.first_change(worker.snapshot)
     if changed:
         _retire(worker, f"{changed} changed")
