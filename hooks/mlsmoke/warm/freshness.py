@@ -70,12 +70,18 @@ def first_change(taken: dict[str, Stamp | None]) -> str | None:
 
 def project_modules_loaded(root: Path) -> list[str]:
     """The modules whose file is in the project but not in an environment in it."""
-    prefix = Path(sys.prefix).resolve()
+    inside_root = _prefixes(root)
+    inside_environment = _prefixes(Path(sys.prefix))
     found = []
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if not isinstance(path, str) or not os.path.isabs(path):
             continue
-        if inside(path, root) and not inside(path, prefix):
+        if path.startswith(inside_root) and not path.startswith(inside_environment):
             found.append(name)
     return found
+
+
+def _prefixes(directory: Path) -> tuple[str, ...]:
+    """What the paths inside ``directory`` start with, as given and resolved."""
+    return tuple({str(directory) + os.sep, os.path.realpath(directory) + os.sep})

@@ -31,19 +31,37 @@ def preload(names: list[str], state: dict[str, Any]) -> str:
 
 
 def import_names(distributions: list[str]) -> list[str]:
-    """The top-level modules of ``distributions`` (torch's own name is its module)."""
+    """The top-level modules of ``distributions``, read from their own metadata only
+    (scanning every installed distribution costs more than importing torch's numpy)."""
     import importlib.metadata
 
-    def normal(name: str) -> str:
-        return name.lower().replace("-", "_").replace(".", "_")
-
-    wanted = {normal(name) for name in distributions}
-    modules = []
-    for module, owners in importlib.metadata.packages_distributions().items():
-        if module.startswith("_") or not any(normal(o) in wanted for o in owners):
+    modules: set[str] = set()
+    for name in distributions:
+        try:
+            distribution = importlib.metadata.distribution(name)
+        except (importlib.metadata.PackageNotFoundError, ValueError):
             continue
-        modules.append(module)
-    return sorted(modules)
+        listed = (distribution.read_text("top_level.txt") or "").split()
+        listed = listed or sorted(_top_levels(distribution.files or []))
+        # torch also lists functorch and torchgen: its own name is what it means
+        named = [module for module in listed if _normal(module) == _normal(name)]
+        modules.update(named or listed)
+    return sorted(module for module in modules if not module.startswith("_"))
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def _top_levels(files: list) -> set[str]:
+    found = set()
+    for file in files:
+        parts = file.parts
+        if len(parts) > 1 and not parts[0].endswith((".dist-info", ".data")):
+            found.add(parts[0])
+        elif len(parts) == 1 and file.suffix == ".py":
+            found.add(file.stem)
+    return {name for name in found if name.isidentifier()}
 
 
 def unsafe(root: Path) -> str:
