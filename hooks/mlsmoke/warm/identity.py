@@ -21,6 +21,7 @@ from pathlib import Path
 
 import mlsmoke
 from mlsmoke.process_group import TOKEN_VARIABLE
+from mlsmoke.warm.settings import ENV_DIRECTORY
 
 _VOLATILE = re.compile(
     r"^(GIT_.*|PRE_COMMIT.*|_|PWD|OLDPWD|SHLVL|TERM.*|COLUMNS|LINES|"
@@ -78,7 +79,7 @@ def package_directory() -> Path:
 def runtime_directory(environ: Mapping[str, str]) -> Path | None:
     """This user's directory of workers, created private; None when it cannot be
     made or is not private (another user could then talk to the workers)."""
-    chosen = environ.get("MLSMOKE_WORKER_DIR")
+    chosen = environ.get(ENV_DIRECTORY)
     if chosen:
         directory = Path(chosen)
     elif environ.get("XDG_RUNTIME_DIR"):
