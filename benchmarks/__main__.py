@@ -26,6 +26,7 @@ ORDER = (
     "adapters",
     "cache",
     "commit",
+    "commit_paths",
     "hook_env",
     "ci",
     "strict_mode",

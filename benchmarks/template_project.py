@@ -57,8 +57,10 @@ class TemplateProject:
 
 
 @functools.cache
-def template_project(all_hooks: bool) -> TemplateProject:
+def template_project(all_hooks: bool, copy: str = "") -> TemplateProject:
+    """The project; another ``copy`` is another project, generated alike."""
     parent = scratch_dir() / ("all-hooks" if all_hooks else "mlsmoke-hooks")
+    parent = parent.with_name(parent.name + (f"-{copy}" if copy else ""))
     parent.mkdir()
     path = parent / "spiral-classifier"
     generate = [sys.executable, "-m", "mlsmoke", "new", str(path), "--no-input"]

@@ -48,3 +48,10 @@ def run_pre_commit(pre_commit_home: Path):
         )
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _hooks_start_their_own_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite runs the hooks as they run with the warm worker off; tests/warm and
+    the worker's fault tests turn it on for their own runs, with a directory each."""
+    monkeypatch.setenv("MLSMOKE_WORKER", "0")

@@ -39,6 +39,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "init": ("mlsmoke.adopt.init", "adopt the hooks in a repository, debt baselined"),
     "debt": ("mlsmoke.adopt.debt", "print the baselines; --update shrinks them"),
+    "worker": (
+        "mlsmoke.warm.command",
+        "show or stop the warm workers that keep torch imported between commits",
+    ),
 }
 
 

@@ -231,6 +231,7 @@ class Outcome:
     seconds: float  # from the start, or from the signal when one was sent
     processes: list[str] = field(default_factory=list)  # still running: "pid cmd"
     files: list[str] = field(default_factory=list)  # mlsmoke-* left in TMPDIR
+    workers: list[int] = field(default_factory=list)  # warm workers, still running
 
     @property
     def output(self) -> str:
@@ -265,7 +266,8 @@ class Fault:
     """When and how to hit the running CLI: after ``marker`` names ``reached``
     (or after ``delay`` seconds), send ``signum`` to the CLI (``target="cli"``), to
     its process group (``"group"``, what a terminal's Ctrl-C does) or to the worker
-    (``"worker"``). Signal 0 sends nothing: the outcome's time starts there."""
+    (``"worker"``: the process running the gate, forked or not) or to the warm worker
+    (``"warm"``). Signal 0 sends nothing: the outcome's time starts there."""
 
     signum: int
     reached: str | None = None
@@ -282,14 +284,19 @@ def run_cli(
     limit: float = 60.0,
     close_stdout: bool = False,
     env: Mapping[str, str] | None = None,
+    tag: str | None = None,
 ) -> Outcome:
     """Run ``mlsmoke ARGS`` in ``cwd``; ``scratch`` holds its TMPDIR and marker.
+
+    ``tag`` defaults to a new one; runs that should share a warm worker share a tag
+    (the worker's key holds the environment). A warm worker is not a leftover: the
+    outcome lists those carrying the tag in ``workers``, still running.
 
     ``limit`` is the test's own patience: past it the CLI is killed and the outcome
     says so (code -9). ``close_stdout`` closes the read end of stdout at once, as
     ``mlsmoke ... | head -0`` would.
     """
-    tag = uuid.uuid4().hex
+    tag = tag or uuid.uuid4().hex
     tmpdir, marker = scratch / "tmp", scratch / "marker"
     tmpdir.mkdir(parents=True, exist_ok=True)
     marker.unlink(missing_ok=True)
@@ -328,6 +335,7 @@ def run_cli(
         seconds,
         settle(tag, exclude=()),
         leftover_files(tmpdir),
+        sorted(warm_workers(tag)),
     )
 
 
@@ -364,14 +372,30 @@ def _inject(
     elif fault.target == "worker":
         for pid in tagged_processes(tag, exclude=(process.pid,)):
             os.kill(pid, fault.signum)
+    elif fault.target == "warm":
+        for pid in warm_workers(tag):
+            os.kill(pid, fault.signum)
     else:
         process.send_signal(fault.signum)
     return time.monotonic()
 
 
-def tagged_processes(tag: str, exclude: Sequence[int] = ()) -> dict[int, str]:
-    """The running processes (pid: command line) whose environment holds ``tag``."""
-    found = {}
+WARM_WORKER_MODULE = b"mlsmoke.warm.server"
+
+
+def warm_workers(tag: str) -> list[int]:
+    """The warm workers whose environment holds ``tag``."""
+    return list(tagged_processes(tag, workers=True))
+
+
+def tagged_processes(
+    tag: str, exclude: Sequence[int] = (), workers: bool = False
+) -> dict[int, str]:
+    """The running processes (pid: command line) whose environment holds ``tag``:
+    the warm workers among them when ``workers``, the others otherwise. A job the
+    worker forked (and what it forked) shows the worker's command line, but has a
+    parent that shows it too."""
+    found: dict[int, tuple[str, bool, int]] = {}
     needle = f"{TAG_VARIABLE}={tag}".encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) in exclude:
@@ -380,10 +404,16 @@ def tagged_processes(tag: str, exclude: Sequence[int] = ()) -> dict[int, str]:
             if needle not in (entry / "environ").read_bytes().split(b"\0"):
                 continue
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
-        except OSError:  # gone, or not ours
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):  # gone, or not ours
             continue
-        found[int(entry.name)] = command.decode("utf-8", "replace")[:120]
-    return found
+        shown = command.decode("utf-8", "replace")[:120]
+        found[int(entry.name)] = (shown, WARM_WORKER_MODULE in command, parent)
+    return {
+        pid: shown
+        for pid, (shown, warm, parent) in found.items()
+        if (warm and not found.get(parent, ("", False))[1]) == workers
+    }
 
 
 def settle(tag: str, exclude: Sequence[int]) -> list[str]:

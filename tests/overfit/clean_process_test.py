@@ -8,7 +8,10 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from mlsmoke.cli import main as cli_main
 
@@ -80,7 +83,21 @@ def _assert_like_python_c(seen: dict, expected: dict, root: Path) -> None:
     assert set(seen["path"]) - set(expected["path"]) <= roots
 
 
-def test_the_gate_s_project_code_sees_a_python_c_process(tmp_path, monkeypatch):
+@pytest.fixture(params=["own process", "forked by the warm worker"])
+def worker(request, tmp_path, monkeypatch, capsys) -> Iterator[None]:
+    """Each test twice: the hook's own process, and a job of the warm worker."""
+    if request.param == "own process":
+        yield
+        return
+    monkeypatch.setenv("MLSMOKE_WORKER", "1")
+    monkeypatch.setenv("MLSMOKE_WORKER_DIR", str(tmp_path / "workers"))
+    yield
+    capsys.readouterr()
+    assert cli_main(["worker", "stop"]) == 0
+    assert "stopped worker" in capsys.readouterr().out  # the job was the worker's
+
+
+def test_the_gate_s_project_code_sees_a_python_c_process(tmp_path, monkeypatch, worker):
     root = _gate_project(tmp_path / "project")
     expected = _python_c_snapshot(root)
     monkeypatch.chdir(root)
@@ -90,7 +107,7 @@ def test_the_gate_s_project_code_sees_a_python_c_process(tmp_path, monkeypatch):
 
 
 def test_the_doctest_runner_s_project_code_sees_a_python_c_process(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, worker
 ):
     root = tmp_path / "project"
     root.mkdir()

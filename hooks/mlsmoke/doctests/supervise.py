@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import threading
 from collections import deque
 from collections.abc import Sequence
@@ -19,10 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, NamedTuple
 
-from mlsmoke import interpreter
 from mlsmoke.doctests.results import FileFailure, FileResult, results_from_json
 from mlsmoke.errors import EnvironmentProblem
-from mlsmoke.process_group import ProcessGroup
+from mlsmoke.project_process import start_project_process, warm_then_cold
 from mlsmoke.scratch import scratch_directory
 from mlsmoke.watchdog import Watchdog
 
@@ -62,7 +60,9 @@ def run_with_time_limits(
     done: dict[str, FileResult] = {}
     pending = list(jobs)
     while pending:
-        run = _run_once(python, pending, root, optionflags, timeout)
+        run = warm_then_cold(
+            lambda warm: _run_once(python, pending, root, optionflags, timeout, warm)
+        )
         done.update((result.path, result) for result in run.results)
         left = [job for job in pending if job.shown not in done]
         if not left:
@@ -81,6 +81,7 @@ def _run_once(
     root: Path,
     optionflags: Sequence[str],
     timeout: float,
+    warm: bool,
 ) -> _Run:
     with scratch_directory("doctest") as scratch:
         request, report = Path(scratch, "request.json"), Path(scratch, "report.json")
@@ -95,7 +96,7 @@ def _run_once(
             encoding="utf-8",
         )
         code, output, watchdog, events = _supervise(
-            python, [str(request), str(report)], root, timeout
+            python, [str(request), str(report)], root, timeout, warm
         )
         results = []
         if report.is_file():
@@ -105,27 +106,24 @@ def _run_once(
 
 
 def _supervise(
-    python: Path, args: list[str], root: Path, timeout: float
+    python: Path, args: list[str], root: Path, timeout: float, warm: bool
 ) -> tuple[int, str, Watchdog, _Events]:
     read_end, write_end = os.pipe()
-    command = interpreter.module_command(python, RUNNER_MODULE, *args, str(write_end))
+    output_read, output_write = os.pipe()
     try:
-        runner = ProcessGroup(
-            command,
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            pass_fds=(write_end,),
+        runner = start_project_process(
+            root, python, RUNNER_MODULE, args, output_write, write_end, warm
         )
     except OSError as error:
         os.close(read_end)
+        os.close(output_read)
         raise EnvironmentProblem(f"{python}: cannot run: {error.strerror}") from None
     finally:
         os.close(write_end)
+        os.close(output_write)
     watchdog = Watchdog(runner.kill, timeout)
     events = _Events(os.fdopen(read_end), watchdog, timeout)
-    tail = _Tail(runner.process.stdout)  # type: ignore[arg-type]
+    tail = _Tail(os.fdopen(output_read, "rb"))
     for thread in (watchdog, events, tail):
         thread.start()
     try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -24,10 +23,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from mlsmoke.errors import EnvironmentProblem, Terminated
-from mlsmoke.interpreter import module_command
 from mlsmoke.overfit.process.deaths import WorkerEnd, ended_early, timed_out
 from mlsmoke.overfit.process.settings import GateSettings
-from mlsmoke.process_group import ProcessGroup
+from mlsmoke.project_process import (
+    ProjectProcess,
+    start_project_process,
+    warm_then_cold,
+)
 from mlsmoke.watchdog import Watchdog
 from mlsmoke.overfit.verdict.report import progress_line
 from mlsmoke.overfit.verdict.result import Result
@@ -38,6 +40,7 @@ STARTUP_LIMIT = 120.0
 # After a gate's timeout: time for the worker's own stack dump (1 s), then the kill.
 KILL_GRACE = 2.5
 STOP_GRACE = 2.0  # for a stopped worker to exit before it is killed
+WORKER_MODULE = "mlsmoke.overfit.process.worker"
 
 
 def run_worker(
@@ -55,7 +58,9 @@ def run_worker(
     torch: dict[str, Any] = {}
     pending = list(gates)
     while pending:
-        ran, stamp, end = _run_once(root, python, pending, device, verbose)
+        ran, stamp, end = warm_then_cold(
+            lambda warm: _run_once(root, python, pending, device, verbose, warm)
+        )
         results += ran
         torch = torch or stamp
         done = {result.gate for result in ran}
@@ -74,6 +79,7 @@ def _run_once(
     gates: list[GateSettings],
     device: str | None,
     verbose: bool,
+    warm: bool,
 ) -> tuple[list[Result], dict[str, Any], WorkerEnd]:
     with scratch_directory("overfit") as scratch:
         request, answer = Path(scratch, "request.json"), Path(scratch, "result.json")
@@ -89,7 +95,8 @@ def _run_once(
             )
         )
         output = Path(scratch, "output.txt")
-        end = spawn(root, python, gates, [str(request), str(answer)], output)
+        args = [str(request), str(answer)]
+        end = spawn(root, python, gates, args, output, warm=warm)
         end.output = output.read_text(errors="replace")
         end.stack = stack.read_text(errors="replace") if stack.exists() else ""
         if verbose and end.output:
@@ -114,22 +121,18 @@ def spawn(
     gates: list[GateSettings],
     args: list[str],
     output: Path,
-    module: str = "mlsmoke.overfit.process.worker",
+    module: str = WORKER_MODULE,
+    warm: bool = False,
 ) -> WorkerEnd:
-    """Run ``module``'s main(args + [progress fd]) in ``python``, in a process group
-    of its own, under the watchdog: each ``{"gate", "start": timeout}`` line it sends
-    gives it that long; Ctrl-C, SIGTERM and SIGHUP are passed on and it is reaped."""
+    """Run ``module``'s main(args + [progress fd]) in ``python`` (forked from the warm
+    worker when ``warm``), in a process group of its own, under the watchdog: each
+    ``{"gate", "start": timeout}`` line it sends gives it that long; Ctrl-C, SIGTERM
+    and SIGHUP are passed on and it is reaped."""
     read_end, write_end = os.pipe()
-    command = module_command(python, module, *args, str(write_end))
     with output.open("wb") as sink:
         try:
-            worker = ProcessGroup(
-                command,
-                cwd=root,
-                stdin=subprocess.DEVNULL,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                pass_fds=(write_end,),
+            worker = start_project_process(
+                root, python, module, args, sink.fileno(), write_end, warm
             )
         except OSError as error:
             os.close(read_end)
@@ -162,7 +165,7 @@ def _signal_of(stop: BaseException) -> int:
     return signal.SIGINT if isinstance(stop, KeyboardInterrupt) else signal.SIGTERM
 
 
-def _stop(worker: ProcessGroup, signum: int) -> None:
+def _stop(worker: ProjectProcess, signum: int) -> None:
     """Send ``signum`` to the worker's group; kill the group if the worker is still
     there after STOP_GRACE."""
     try:

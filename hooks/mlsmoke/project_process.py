@@ -1,0 +1,65 @@
+"""Start the project's interpreter on one of mlsmoke's entry modules: forked by the
+warm worker when there is one to use (``warm/``), otherwise a process of its own.
+
+Both answer to the same calls (``signal``, ``kill``, ``wait_exited``, ``end``), so
+the gate and the doctest hook supervise them alike.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar, Union
+
+from mlsmoke.interpreter import module_command
+from mlsmoke.process_group import ProcessGroup
+from mlsmoke.warm.client import WarmJob, WorkerLost, start_job
+from mlsmoke.warm.settings import worker_settings
+
+ProjectProcess = Union[ProcessGroup, WarmJob]
+T = TypeVar("T")
+
+
+def start_project_process(
+    root: Path,
+    python: Path,
+    module: str,
+    args: Sequence[str],
+    stdout: int,
+    extra_fd: int,
+    warm: bool = True,
+) -> ProjectProcess:
+    """``<module>.main(args)`` in ``python``, in ``root``; stdin empty, stdout and
+    stderr to ``stdout``, and ``extra_fd`` open at its number. Raises OSError as
+    Popen does. The entry module is told ``extra_fd``'s number as its last argument."""
+    args = [*args, str(extra_fd)]
+    if warm:
+        settings = worker_settings(root, os.environ)
+        if settings.enabled:
+            job = start_job(root, python, settings.idle, module, args, stdout, extra_fd)
+            if job is not None:
+                return job
+    return ProcessGroup(
+        module_command(python, module, *args),
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=subprocess.STDOUT,
+        pass_fds=(extra_fd,),
+    )
+
+
+def warm_then_cold(run: Callable[[bool], T]) -> T:
+    """``run(warm=True)``; if the worker ended during it, say so and ``run(False)``:
+    a job whose worker died is run again, never taken as passed."""
+    try:
+        return run(True)
+    except WorkerLost as lost:
+        print(
+            f"mlsmoke: {lost}; running it again in a process of its own",
+            file=sys.stderr,
+        )
+        return run(False)

@@ -1,0 +1,17 @@
+"""The warm worker: one ``import torch`` shared by the hooks that run project code.
+
+A server in the project's interpreter imports torch and the project's third-party
+dependencies (never the project's own modules), then forks a fresh child for each job
+that the gate or the doctest hook would otherwise start as a new ``python -c`` process.
+
+- ``settings.py``: whether the worker is used (Linux, config key, environment variable);
+- ``identity.py``: which worker a job may use, and where its socket is;
+- ``protocol.py``: the messages between a hook and the worker, with file descriptors;
+- ``client.py``: the hook's side: reach or start the worker, and a job's handle;
+- ``server.py``: the worker's loop, in the project's interpreter;
+- ``preload.py``: what it imports before forking, and whether forking is then safe;
+- ``jobs.py``: a forked job's signals and its end (nothing it started outlives it);
+- ``freshness.py``: what retires a worker (a changed file it imported, a new package);
+- ``child.py``: a forked job made to look like a fresh ``python -c`` process;
+- ``command.py``: ``mlsmoke worker status|stop``.
+"""

@@ -1,0 +1,268 @@
+"""The hook's side of the warm worker: reach it (starting it first if need be), hand it
+a job, and follow the job through a handle with the face of
+:class:`~mlsmoke.process_group.ProcessGroup`.
+
+Whatever goes wrong before the job has started (no private directory for the socket,
+a worker that cannot start or refuses to, a retired one twice) makes :func:`start_job`
+return None, and the hook starts its own process as it would without a worker. A
+worker that ends while a job runs raises :class:`WorkerLost` from the handle; the hook
+then runs the job again in a process of its own.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from mlsmoke.config import read_pyproject
+from mlsmoke.interpreter import module_command
+from mlsmoke.process_group import TOKEN_VARIABLE, kill_descendants
+from mlsmoke.warm.identity import (
+    WorkerIdentity,
+    runtime_directory,
+    socket_path,
+    worker_identity,
+)
+from mlsmoke.warm.protocol import Connection
+
+SERVER_MODULE = "mlsmoke.warm.server"
+STARTUP_LIMIT = 120.0  # seconds for a new worker to import torch and the dependencies
+REFUSAL_KEPT = 3600.0  # seconds before a refused worker is tried again
+
+_started: list[subprocess.Popen] = []  # workers this hook started, kept from __del__
+
+
+class WorkerLost(Exception):
+    """The worker ended while it ran a job: the job's result is unknown."""
+
+
+class WarmJob:
+    """A job forked by the worker: a process group of its own, led by ``pid``."""
+
+    def __init__(self, connection: Connection, pid: int, worker: int, token: str):
+        self.connection, self.pid, self.worker, self.token = (
+            connection,
+            pid,
+            worker,
+            token,
+        )
+        self.returncode: int | None = None
+        self.peak = 0
+        self.lost = False
+        self._sending = threading.Lock()
+
+    def signal(self, signum: int) -> None:
+        """Send ``signum`` to every process of the job's group (through the worker,
+        which alone knows whether the job's pid is still the job's)."""
+        with self._sending:
+            try:
+                self.connection.send({"signal": int(signum)})
+            except OSError:
+                pass
+
+    def kill(self) -> None:
+        self.signal(signal.SIGKILL)
+
+    def wait_exited(self, timeout: float | None = None) -> bool:
+        """Whether the job ended within ``timeout`` seconds (None: wait for it).
+        Raises WorkerLost when the worker ends first."""
+        if self.returncode is not None or self.lost:
+            return True
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            message = self.connection.pop()
+            if message is not None and "exit" in message:
+                self.returncode = int(message["exit"])
+                self.peak = int(message.get("peak", 0))
+                self.connection.close()
+                return True
+            if message is not None:
+                continue
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            if select.select([self.connection.sock], [], [], left)[0]:
+                if not self.connection.fill():
+                    self.lost = True
+                    raise WorkerLost(
+                        f"the warm worker (pid {self.worker}) ended while it ran"
+                        f" the job (pid {self.pid})"
+                    )
+
+    def end(self) -> tuple[int, int]:
+        """The job's exit code and peak resident memory in bytes, once it ended;
+        what it left behind is killed."""
+        try:
+            self.wait_exited()
+        except WorkerLost:
+            pass
+        if self.lost:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        kill_descendants(self.token)
+        self.connection.close()
+        return (self.returncode if self.returncode is not None else -9), self.peak
+
+
+def start_job(
+    root: Path,
+    python: Path,
+    idle: float,
+    module: str,
+    args: Sequence[str],
+    stdout: int,
+    extra_fd: int,
+) -> WarmJob | None:
+    """The job running in the worker for ``root`` and ``python``; None when there
+    is no worker to run it (the hook then starts its own process)."""
+    directory = runtime_directory(os.environ)
+    if directory is None:
+        return None
+    dependencies = read_pyproject(root).get("project", {}).get("dependencies", [])
+    identity = worker_identity(root, python, _as_list(dependencies), os.environ)
+    if _refused_lately(directory, identity.key):
+        return None
+    token = uuid.uuid4().hex
+    request = {
+        "op": "job",
+        "module": module,
+        "args": list(args),
+        "cwd": str(root),
+        "env": {**os.environ, TOKEN_VARIABLE: token},
+        "fds": [0, 1, 2, extra_fd],
+    }
+    with open(os.devnull, "rb") as devnull, _locked(directory, identity.key):
+        fds = [devnull.fileno(), stdout, stdout, extra_fd]
+        for _ in range(2):  # a retired worker: start another once
+            connection = _connect(directory, identity, idle)
+            if connection is None:
+                return None
+            try:
+                connection.send(request, fds)
+                answer = connection.receive()
+            except OSError:
+                answer = None
+            if answer is not None and "pid" in answer:
+                worker = int(answer.get("worker", 0))
+                return WarmJob(connection, int(answer["pid"]), worker, token)
+            connection.close()
+            if answer is None or "retired" not in answer:
+                return None
+    return None
+
+
+def _as_list(value: Any) -> list[str]:
+    return (
+        [item for item in value if isinstance(item, str)]
+        if isinstance(value, list)
+        else []
+    )
+
+
+@contextmanager
+def _locked(directory: Path, key: str) -> Iterator[None]:
+    """One hook at a time starts the worker of ``key``."""
+    with open(directory / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _connect(
+    directory: Path, identity: WorkerIdentity, idle: float
+) -> Connection | None:
+    path = socket_path(directory, identity.key)
+    for attempt in range(2):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(str(path))
+            return Connection(sock)
+        except OSError:
+            sock.close()
+        if attempt == 0 and not _start_worker(directory, identity, idle):
+            return None
+    return None
+
+
+def _start_worker(directory: Path, identity: WorkerIdentity, idle: float) -> bool:
+    """Start the worker and wait until it listens; False when it refused or failed."""
+    read_end, write_end = os.pipe()
+    path = socket_path(directory, identity.key)
+    command = module_command(
+        identity.python,
+        SERVER_MODULE,
+        str(path),
+        str(identity.root),
+        repr(idle),
+        str(write_end),
+        json.dumps(list(identity.preload)),
+        dies_with_caller=False,
+    )
+    environment = {k: v for k, v in os.environ.items() if k != TOKEN_VARIABLE}
+    try:
+        with open(directory / f"{identity.key}.log", "wb") as log:
+            process = subprocess.Popen(
+                command,
+                cwd=identity.root,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(write_end,),
+                start_new_session=True,
+            )
+    except OSError:
+        os.close(read_end)
+        return False
+    finally:
+        os.close(write_end)
+    _started.append(process)
+    answer = _first_line(read_end, STARTUP_LIMIT)
+    if "ready" in answer:
+        return True
+    if "refused" in answer:
+        (directory / f"{identity.key}.refused").write_text(answer["refused"] + "\n")
+    else:
+        process.kill()
+    return False
+
+
+def _first_line(fd: int, limit: float) -> dict[str, Any]:
+    """The first JSON line written to ``fd`` within ``limit`` seconds ({} if none)."""
+    data = b""
+    deadline = time.monotonic() + limit
+    with os.fdopen(fd, "rb", buffering=0) as stream:
+        while b"\n" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([stream], [], [], left)[0]:
+                return {}
+            chunk = stream.read(4096)
+            if not chunk:
+                return {}
+            data += chunk
+    try:
+        answer = json.loads(data.partition(b"\n")[0])
+    except ValueError:
+        return {}
+    return answer if isinstance(answer, dict) else {}
+
+
+def _refused_lately(directory: Path, key: str) -> bool:
+    try:
+        age = time.time() - (directory / f"{key}.refused").stat().st_mtime
+    except OSError:
+        return False
+    return age < REFUSAL_KEPT

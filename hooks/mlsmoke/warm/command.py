@@ -1,0 +1,104 @@
+"""``mlsmoke worker status|stop``: the warm workers of this user, and how to stop them.
+
+``status`` lists every worker (its pid, project, interpreter, jobs, idle time); ``stop``
+stops them all, or with ``--project DIR`` the workers of that project only. A socket
+whose worker is gone is removed. Exit code 0; 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mlsmoke.warm.identity import runtime_directory
+from mlsmoke.warm.protocol import Connection
+from mlsmoke.warm.settings import worker_settings
+
+ANSWER_SECONDS = 5.0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mlsmoke worker", description=__doc__)
+    parser.add_argument("action", choices=["status", "stop"])
+    parser.add_argument("--project", metavar="DIR", help="only this project's workers")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    project = Path(args.project).resolve() if args.project else None
+    directory = runtime_directory(os.environ)
+    if directory is None:
+        print("no worker: the worker directory is missing or not private")
+        return 0
+    workers = [w for w in _workers(directory) if _belongs(w, project)]
+    if args.action == "stop":
+        for path, answer in workers:
+            _ask(path, {"op": "stop"})
+            print(f"stopped worker {answer['pid']} of {answer['root']}")
+        if not workers:
+            print("no worker is running")
+        return 0
+    settings = worker_settings(project or Path.cwd(), os.environ)
+    print("worker: " + ("on" if settings.enabled else f"off ({settings.why_off})"))
+    for _, answer in workers:
+        print(describe(answer))
+    if not workers:
+        print("no worker is running")
+    return 0
+
+
+def describe(answer: dict[str, Any]) -> str:
+    """One worker, as ``status`` shows it."""
+    age = time.time() - float(answer.get("started", time.time()))
+    lines = [
+        f"worker {answer['pid']}: {answer['root']}",
+        f"  python {answer['python']}, up {age:.0f} s, {answer['jobs_run']} job(s) run",
+    ]
+    if answer.get("running"):
+        lines.append(f"  running {answer['running']} job(s)")
+    else:
+        lines.append(
+            f"  idle {answer['idle_for']:.0f} s of {answer['idle_limit']:.0f} s"
+        )
+    if answer.get("retiring"):
+        lines.append(f"  retiring: {answer['retiring']}")
+    return "\n".join(lines)
+
+
+def _belongs(worker: tuple[Path, dict[str, Any]], project: Path | None) -> bool:
+    return project is None or Path(worker[1]["root"]) == project
+
+
+def _workers(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """Each live worker's socket and status; the sockets of dead ones removed."""
+    found = []
+    for path in sorted(directory.glob("*.sock")):
+        answer = _ask(path, {"op": "status"})
+        if answer is None:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+        elif "pid" in answer:
+            found.append((path, answer))
+    return found
+
+
+def _ask(path: Path, request: dict[str, Any]) -> dict[str, Any] | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(ANSWER_SECONDS)
+    connection = Connection(sock)
+    try:
+        sock.connect(str(path))
+        connection.send(request)
+        return connection.receive()
+    except OSError:
+        return None
+    finally:
+        connection.close()

@@ -1,0 +1,284 @@
+"""The warm worker, in the project's interpreter: import once, fork per job.
+
+Started by the first hook that needs it (``client.py``) as
+``python -c <bootstrap> ... mlsmoke.warm.server SOCKET ROOT IDLE READY_FD PRELOAD``.
+It imports torch and the project's third-party dependencies, checks that forking is
+safe (one thread, CUDA not initialised, no project module imported), says so on
+READY_FD, and serves jobs on SOCKET until it has been idle for IDLE seconds, its
+imports went stale (``freshness.py``), its socket was taken away, or it is stopped
+(SIGTERM, ``mlsmoke worker stop``). A job's process group is killed when the job ends
+and when its hook goes away before that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlsmoke.process_group import TOKEN_VARIABLE
+from mlsmoke.warm import freshness
+from mlsmoke.process_group import kill_descendants
+from mlsmoke.warm.jobs import (
+    Job,
+    adopt_orphans,
+    from_hook,
+    kill_adopted,
+    reap,
+    signal_group,
+)
+from mlsmoke.warm.preload import native_threads, preload, unsafe
+from mlsmoke.warm.protocol import Connection
+
+HEALTH_CHECK_SECONDS = 2.0
+REQUEST_SECONDS = 5.0  # for a connected hook to say what it wants
+
+
+@dataclass
+class _Worker:
+    socket_path: Path
+    root: Path
+    idle: float
+    state: dict[str, Any]
+    snapshot: dict[str, Any]
+    listener: socket.socket
+    socket_stamp: Any
+    jobs: dict[int, Job] = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
+    last_active: float = field(default_factory=time.monotonic)
+    jobs_run: int = 0
+    retiring: str = ""
+
+
+_stop_requested = threading.Event()
+
+
+def main(argv: Sequence[str]) -> int:
+    socket_path, root, idle, ready_fd = argv[:4]
+    ready = os.fdopen(int(ready_fd), "w")
+    state = {"sys_path": list(sys.path), "worker_pid": os.getpid()}
+    refused = preload(json.loads(argv[4]), state) or unsafe(Path(root))
+    if refused:
+        _say(ready, {"refused": refused})
+        return 0
+    state["threads"] = native_threads()
+    taken = freshness.snapshot(
+        [
+            *freshness.loaded_files(),
+            *freshness.import_directories(Path(root)),
+            sys.executable,
+        ]
+    )
+    listener = _listen(Path(socket_path))
+    worker = _Worker(
+        Path(socket_path),
+        Path(root),
+        float(idle),
+        state,
+        taken,
+        listener,
+        freshness.stamp(socket_path),
+    )
+    _say(ready, {"ready": os.getpid()})
+    return _serve(worker)
+
+
+def _listen(path: Path) -> socket.socket:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(16)
+    return listener
+
+
+def _say(stream: Any, message: dict[str, Any]) -> None:
+    try:
+        stream.write(json.dumps(message) + "\n")
+        stream.close()
+    except OSError:  # the hook that started this worker is gone
+        pass
+
+
+def _serve(worker: _Worker) -> int:
+    adopt_orphans()
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    os.set_blocking(wake_read, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, lambda *_: _stop_requested.set())
+    next_check = time.monotonic() + HEALTH_CHECK_SECONDS
+    while not _stop_requested.is_set():
+        if not worker.jobs and (worker.retiring or _idle_for(worker) > worker.idle):
+            break
+        if time.monotonic() >= next_check:
+            next_check = time.monotonic() + HEALTH_CHECK_SECONDS
+            _check_health(worker)
+            continue
+        readable = _wait(worker, wake_read, next_check)
+        if wake_read in readable:
+            _drain(wake_read)
+        if worker.listener in readable:
+            _accept(worker)
+        for pid, job in list(worker.jobs.items()):
+            if job.connection.sock in readable:
+                from_hook(pid, job)
+        if reap(worker.jobs):
+            worker.last_active = time.monotonic()
+    _shut_down(worker)
+    return 0
+
+
+def _idle_for(worker: _Worker) -> float:
+    return time.monotonic() - worker.last_active
+
+
+def _wait(worker: _Worker, wake_read: int, next_check: float) -> list[Any]:
+    watched: list[Any] = [wake_read, *(j.connection.sock for j in worker.jobs.values())]
+    if not worker.retiring:
+        watched.append(worker.listener)
+    timeout = max(0.0, next_check - time.monotonic())
+    if not worker.jobs:
+        timeout = min(timeout, max(0.0, worker.idle - _idle_for(worker)))
+    try:
+        return select.select(watched, [], [], timeout)[0]
+    except InterruptedError:
+        return []
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def _check_health(worker: _Worker) -> None:
+    """Retire when the socket is no longer this worker's or an import went stale."""
+    if worker.retiring:
+        return
+    if freshness.stamp(str(worker.socket_path)) != worker.socket_stamp:
+        _retire(worker, "its socket was removed or replaced")
+        return
+    if not worker.root.is_dir():
+        _retire(worker, f"{worker.root} is gone")
+        return
+    changed = freshness.first_change(worker.snapshot)
+    if changed:
+        _retire(worker, f"{changed} changed")
+
+
+def _retire(worker: _Worker, reason: str) -> None:
+    worker.retiring = reason
+    if freshness.stamp(str(worker.socket_path)) == worker.socket_stamp:
+        try:
+            worker.socket_path.unlink()
+        except OSError:
+            pass
+    worker.listener.close()
+
+
+def _accept(worker: _Worker) -> None:
+    try:
+        sock, _ = worker.listener.accept()
+    except OSError:
+        return
+    sock.settimeout(REQUEST_SECONDS)
+    connection = Connection(sock)
+    request = connection.receive()
+    fds = connection.take_fds()
+    try:
+        if request is None:
+            connection.close()
+        elif request.get("op") == "job":
+            _start_job(worker, connection, request, fds)
+        else:
+            connection.send(_answer(worker, request))
+            connection.close()
+    except OSError:
+        connection.close()
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _answer(worker: _Worker, request: dict[str, Any]) -> dict[str, Any]:
+    if request.get("op") == "stop":
+        _stop_requested.set()
+        return {"stopping": os.getpid()}
+    return {
+        "pid": os.getpid(),
+        "root": str(worker.root),
+        "python": sys.executable,
+        "started": worker.started,
+        "jobs_run": worker.jobs_run,
+        "running": len(worker.jobs),
+        "idle_for": 0.0 if worker.jobs else _idle_for(worker),
+        "idle_limit": worker.idle,
+        "retiring": worker.retiring,
+    }
+
+
+def _start_job(
+    worker: _Worker, connection: Connection, job: dict[str, Any], fds: list[int]
+) -> None:
+    changed = freshness.first_change(worker.snapshot)
+    if changed:
+        _retire(worker, f"{changed} changed")
+    elif native_threads() > worker.state["threads"] or threading.active_count() > 1:
+        _retire(worker, "a thread started in the worker")
+    if worker.retiring:
+        connection.send({"retired": worker.retiring})
+        connection.close()
+        return
+    if len(fds) != len(job.get("fds", ())):
+        connection.send({"retired": "the job's file descriptors did not arrive"})
+        connection.close()
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        from mlsmoke.warm.child import run_job
+
+        for sock in [
+            worker.listener,
+            *(j.connection.sock for j in worker.jobs.values()),
+        ]:
+            sock.detach()
+        connection.sock.detach()
+        run_job(job, fds, worker.state)
+    connection.sock.settimeout(None)
+    connection.send({"pid": pid, "worker": os.getpid()})
+    worker.jobs[pid] = Job(connection, str(job["env"].get(TOKEN_VARIABLE, "")))
+    worker.jobs_run += 1
+
+
+def _shut_down(worker: _Worker) -> None:
+    for pid in worker.jobs:
+        signal_group(pid, signal.SIGKILL)
+    kill_adopted(worker.jobs)
+    for pid, job in list(worker.jobs.items()):
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        if job.token:
+            kill_descendants(job.token)
+        job.connection.close()
+    if not worker.retiring:
+        _retire(worker, "stopped")
