@@ -81,13 +81,34 @@ def test_a_dependency_no_interpreter_has_exits_2_naming_the_interpreter(
     )
 
 
-def test_an_interpreter_that_dies_exits_2_with_its_last_output(write, doctest) -> None:
+def test_a_module_that_ends_the_interpreter_fails_its_file_and_the_next_runs(
+    write, doctest
+) -> None:
     dies = 'import os\nprint("last words", flush=True)\nos._exit(9)\n'
-    write({"dies.py": '">>> 1\\n1"\n' + dies})
-    code, output = doctest("dies.py")
+    write({"dies.py": '">>> 1\\n1"\n' + dies, "after.py": '">>> 1 + 1\\n3"\n'})
+    code, output = doctest("dies.py", "after.py")
+    assert code == 1
+    assert output.startswith(
+        "dies.py: cannot import the module\n"
+        "    the interpreter exited with code 9 while importing the module\n"
+        "    its last output:\n"
+        "      last words\n"
+    )
+    assert "after.py:1:" in output  # the file after it still ran
+    assert output.endswith("2 of 2 files failed: 1 of 1 examples failed, 1 file did not run\n")
+
+
+def test_an_interpreter_that_dies_before_any_file_exits_2_with_its_last_output(
+    project: Path, write, doctest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = project / "fake-python"
+    fake.write_text("#!/bin/sh\necho last words\nexit 9\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("MLSMOKE_PYTHON", str(fake))
+    write({"mod.py": '">>> 1\\n1"\n'})
+    code, output = doctest("mod.py")
     assert code == 2
-    assert "exited with code 9 before reporting" in output
-    assert "before reporting on dies.py\n" in output
+    assert "exited with code 9 before reporting on mod.py\n" in output
     assert "  last words" in output
 
 

@@ -18,12 +18,19 @@ from mlsmoke import interpreter
 from mlsmoke.arguments import files_after_dashes
 from mlsmoke.config import find_project_root
 from mlsmoke.doctests.formatting import format_results
+from mlsmoke.doctests.import_cache import ImportCache
 from mlsmoke.doctests.requirements import required_modules
 from mlsmoke.doctests.results import FileResult
 from mlsmoke.doctests.selection import has_examples, is_excluded, is_runnable
 from mlsmoke.doctests.settings import DEFAULT_TIMEOUT, HOOK, Settings, load_settings
 from mlsmoke.doctests.supervise import Job, run_with_time_limits
-from mlsmoke.errors import EXIT_FAILED, EXIT_OK, EnvironmentProblem, UsageError
+from mlsmoke.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EnvironmentProblem,
+    Terminated,
+    UsageError,
+)
 
 
 class ExampleFile(NamedTuple):
@@ -43,7 +50,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = files_with_examples(args.filenames, root, settings)
     if not files:
         return EXIT_OK
-    results = run_where_dependencies_import(files, root, settings)
+    try:
+        results = run_where_dependencies_import(files, root, settings)
+    except (KeyboardInterrupt, Terminated) as stop:
+        print(format_results(getattr(stop, "results", [])), end="", flush=True)
+        raise
     print(format_results(results), end="")
     failed = any(result.failures or result.file_failure for result in results)
     return EXIT_FAILED if failed else EXIT_OK
@@ -81,38 +92,42 @@ def run_where_dependencies_import(
 ) -> list[FileResult]:
     """Run the files in the first interpreter that imports the modules they need.
 
-    The needs are read from the source. A module found missing only at run time (an
-    import hidden from that reading) joins them, and the search starts again; when no
-    interpreter has them all, the search raises EnvironmentProblem, naming them.
+    The needs are read from the source (:mod:`.requirements`). A module found missing
+    only at run time (an import hidden from that reading) joins them, and the search
+    starts again; when no interpreter has them all, the search raises
+    EnvironmentProblem, naming them.
     """
-    needs = {
-        module: _shown(importer, root)
-        for module, importer in required_modules(
-            {file.path: file.text for file in files}, root
-        ).items()
-    }
+    imports = ImportCache(root)
+    needs = required_modules({file.path: file.text for file in files}, root, imports)
+    imports.save()
+    required = {module: _shown(path, root) for module, path in needs.required.items()}
+    wanted = sorted(needs.wanted)
     configured = interpreter.configured_python(root, HOOK, settings.python)
     while True:
-        python = _find_interpreter(root, needs, configured)
-        results = run_in_interpreter(
-            python.path, files, root, settings.optionflags, settings.timeout
-        )
+        python = _find_interpreter(root, required, wanted, configured)
+        results = run_in_interpreter(python.path, files, root, settings)
         missing = {
             result.file_failure.missing: result.path
             for result in results
             if result.file_failure and result.file_failure.missing
         }
-        if missing.keys() <= needs.keys():
+        if missing.keys() <= required.keys():
             return results
-        needs.update(missing)
+        required.update(missing)
 
 
 def _find_interpreter(
-    root: Path, needs: dict[str, str], configured: tuple[str, str] | None
+    root: Path,
+    needs: dict[str, str],
+    wanted: list[str],
+    configured: tuple[str, str] | None,
 ) -> interpreter.Interpreter:
-    """The interpreter that imports ``needs``, a map of module to a file needing it."""
+    """The interpreter that imports ``needs``, a map of module to a file needing it;
+    of those, one that imports ``wanted`` too when there is one."""
     try:
-        return interpreter.find_project_interpreter(root, sorted(needs), configured)
+        return interpreter.find_project_interpreter(
+            root, sorted(needs), configured, wanted=wanted
+        )
     except EnvironmentProblem as problem:
         first, _, rest = str(problem).partition("\n")
         needed_by = [
@@ -122,15 +137,12 @@ def _find_interpreter(
 
 
 def run_in_interpreter(
-    python: Path,
-    files: list[ExampleFile],
-    root: Path,
-    optionflags: Sequence[str],
-    timeout: float = DEFAULT_TIMEOUT,
+    python: Path, files: list[ExampleFile], root: Path, settings: Settings
 ) -> list[FileResult]:
-    """Run every file's examples in ``python``, each file within ``timeout`` s."""
+    """Run every file's examples in ``python``, each file within its time limit."""
     jobs = [Job(file.shown, file.path) for file in files]
-    return run_with_time_limits(python, jobs, root, optionflags, timeout)
+    options = settings.runner_options()
+    return run_with_time_limits(python, jobs, root, options, settings.timeout)
 
 
 def _shown(path: Path, root: Path) -> str:
