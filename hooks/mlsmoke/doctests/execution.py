@@ -119,18 +119,22 @@ class CollectingRunner(doctest.DocTestRunner):
                 try:
                     self.run(test, out=lambda text: None, clear_globs=False)
                     break
-                except KeyboardInterrupt:
-                    test = self._after_interrupt(test)
+                except KeyboardInterrupt as error:
+                    test = self._after_interrupt(test, error)
         finally:
             test.globs.clear()
 
-    def _after_interrupt(self, test: doctest.DocTest) -> doctest.DocTest:
+    def _after_interrupt(
+        self, test: doctest.DocTest, error: KeyboardInterrupt
+    ) -> doctest.DocTest:
         """Record the interrupted example; the docstring's examples after it."""
         if self.running is None or self.running[0] is not test:
             return doctest.DocTest([], test.globs, test.name, test.filename, 0, "")
         _, example = self.running
-        got = "".join(traceback.format_exception_only(KeyboardInterrupt, None))
-        self.collected.append(_example_failure(test, example, got, raised=True))
+        got = _project_traceback(error.__traceback__) + "".join(
+            traceback.format_exception_only(type(error), error)
+        )
+        self._collect(_example_failure(test, example, got, raised=True))
         rest = test.examples[test.examples.index(example) + 1 :]
         return doctest.DocTest(
             rest, test.globs, test.name, test.filename, test.lineno, test.docstring

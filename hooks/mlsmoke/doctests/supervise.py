@@ -85,6 +85,7 @@ def run_with_time_limits(
             done[stuck] = ended(stuck, timeout, run)
             pending = [job for job in left if job.shown != stuck]
     except (KeyboardInterrupt, Terminated) as stop:
+        done.update((result.path, result) for result in getattr(stop, "results", []))
         stop.results = [done[job.shown] for job in jobs if job.shown in done]
         raise
     return [done[job.shown] for job in jobs if job.shown in done]
