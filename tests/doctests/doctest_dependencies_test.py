@@ -55,7 +55,7 @@ def test_a_named_files_example_needing_a_missing_package_is_skipped_naming_it(
     write({"plots.py": NEEDS_MISSING})
     code, output = doctest("plots.py")
     assert code == 1  # the rest of the file ran: add's example fails
-    assert "plots.py:12: in plots.add\n    >>> add(1, 2)" in output
+    assert "plots.py:11: in plots.add\n    >>> add(1, 2)" in output
     assert (
         "plots.py:3: in plots.plot skipped: needs optional_dep_xyz, which is not"
         " installed\n" in output

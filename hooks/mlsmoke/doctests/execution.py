@@ -102,6 +102,7 @@ class CollectingRunner(doctest.DocTestRunner):
         self.collected: list[ExampleFailure] = []
         self.skipped: list[SkippedExample] = []
         self.started = 0
+        self.started_then_skipped = 0  # began, and met a missing package
         self.running: tuple[doctest.DocTest, doctest.Example] | None = None
         self._fakeout = CappedOutput()
         self.progress, self.shown = progress, shown
@@ -109,7 +110,7 @@ class CollectingRunner(doctest.DocTestRunner):
 
     @property
     def attempted(self) -> int:
-        return self.started - len(self.skipped)
+        return self.started - self.started_then_skipped
 
     def run_test(self, test: doctest.DocTest) -> None:
         """Run one docstring's examples, in a namespace cleared afterwards."""
@@ -172,6 +173,7 @@ class CollectingRunner(doctest.DocTestRunner):
         what it would have imported."""
         line = (test.lineno or 0) + example.lineno + 1
         self.skipped.append(SkippedExample(line, test.name, reason))
+        self.started_then_skipped += 1
         for later in test.examples[test.examples.index(example) + 1 :]:
             later.options[doctest.SKIP] = True
 

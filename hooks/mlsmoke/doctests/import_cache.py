@@ -17,7 +17,7 @@ from typing import NamedTuple
 from mlsmoke.cache_files import CacheDirectory, CacheNotWritten
 
 NAME = "imports"
-FORMAT = 1  # bump when what is stored per file changes
+FORMAT = 2  # bump when what is stored per file changes
 MAX_FILES = 4096
 
 RawImport = tuple[str, int, list[str]]  # (module, level, names), as in the source
@@ -26,6 +26,9 @@ RawImport = tuple[str, int, list[str]]  # (module, level, names), as in the sour
 class ParsedImports(NamedTuple):
     module: list[RawImport]  # at module level, relative ones unresolved
     examples: list[str]  # absolute names imported by ``>>>`` lines
+    # The file with its prose left out: the code and the examples (see
+    # ``requirements.examples_fingerprint``); what a doctest pass depends on.
+    fingerprint: str = ""
 
 
 class ImportCache:
@@ -39,6 +42,7 @@ class ImportCache:
         self.known: dict[str, ParsedImports] = {}
         self.used: set[str] = set()
         self.changed = False
+        self.parse: Callable[[Path, str], ParsedImports] | None = None
         if self.store is not None:
             self.known = _entries(self.store.read(NAME))
 
@@ -49,11 +53,23 @@ class ImportCache:
         key = f"{FORMAT}\0{path.suffix}\0{text}".encode("utf-8", "surrogateescape")
         digest = hashlib.sha256(key).hexdigest()
         self.used.add(digest)
+        self.parse = parse
         found = self.known.get(digest)
         if found is None:
             found = self.known[digest] = parse(path, text)
             self.changed = True
         return found
+
+    def fingerprint(self, path: Path) -> str:
+        """A project file's fingerprint (its code and examples, prose aside);
+        "missing" when it cannot be read."""
+        try:
+            text = path.read_bytes().decode("utf-8", "surrogateescape")
+        except OSError:
+            return "missing"
+        if self.parse is None:  # pragma: no cover - set by the first imports_of
+            return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+        return self.imports_of(path, text, self.parse).fingerprint
 
     def save(self) -> None:
         """Write what was parsed; the entries used this run are kept first."""
@@ -75,9 +91,13 @@ def _entries(data: object) -> dict[str, ParsedImports]:
         return {}
     entries = {}
     try:
-        for digest, (module, examples) in data["files"].items():
-            raw = [(str(m), int(level), [str(n) for n in names]) for m, level, names in module]
-            entries[str(digest)] = ParsedImports(raw, [str(e) for e in examples])
+        for digest, (module, examples, fingerprint) in data["files"].items():
+            raw = [
+                (str(m), int(level), [str(n) for n in names])
+                for m, level, names in module
+            ]
+            examples = [str(name) for name in examples]
+            entries[str(digest)] = ParsedImports(raw, examples, str(fingerprint))
     except (LookupError, TypeError, ValueError, AttributeError):
         return {}
     return entries

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -18,8 +19,10 @@ from mlsmoke import interpreter
 from mlsmoke.arguments import files_after_dashes
 from mlsmoke.config import find_project_root
 from mlsmoke.doctests.formatting import format_results
+from mlsmoke.cache_files import CacheNotWritten
 from mlsmoke.doctests.import_cache import ImportCache
-from mlsmoke.doctests.requirements import required_modules
+from mlsmoke.doctests.pass_cache import DoctestPassCache, pass_key, passes_to_store
+from mlsmoke.doctests.requirements import parse_imports, required_modules
 from mlsmoke.doctests.results import FileResult
 from mlsmoke.doctests.selection import has_examples, is_excluded, is_runnable
 from mlsmoke.doctests.settings import DEFAULT_TIMEOUT, HOOK, Settings, load_settings
@@ -33,6 +36,9 @@ from mlsmoke.errors import (
 )
 
 
+OPTIONS = ("--no-cache",)
+
+
 class ExampleFile(NamedTuple):
     """A file with ``>>>`` in it: how the user named it, where it is, its text."""
 
@@ -43,21 +49,82 @@ class ExampleFile(NamedTuple):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(
-        files_after_dashes(sys.argv[1:] if argv is None else argv, options=())
+        files_after_dashes(sys.argv[1:] if argv is None else argv, options=OPTIONS)
     )
     root = find_project_root()
     settings = load_settings(root)
     files = files_with_examples(args.filenames, root, settings)
     if not files:
-        return EXIT_OK
+        return EXIT_OK  # no interpreter started
+    imports = ImportCache(root)
+    passes = _Passes(root, settings, imports, files, use=not args.no_cache)
+    pending = [file for file in files if not passes.hit(file)]
+    if not pending:
+        imports.save()
+        return EXIT_OK  # every file passed before, and nothing they ran changed
+    started = time.time()
     try:
-        results = run_where_dependencies_import(files, root, settings)
+        results, python = run_where_dependencies_import(
+            pending, root, settings, imports
+        )
     except (KeyboardInterrupt, Terminated) as stop:
         print(format_results(getattr(stop, "results", [])), end="", flush=True)
         raise
+    passes.store(pending, results, python, started)
     print(format_results(results), end="")
-    failed = any(result.failures or result.file_failure for result in results)
+    failed = any(not result.passed for result in results)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+class _Passes:
+    """The pass cache as this run uses it: keys from the examples' fingerprints."""
+
+    def __init__(
+        self,
+        root: Path,
+        settings: Settings,
+        imports: ImportCache,
+        files: list[ExampleFile],
+        use: bool,
+    ) -> None:
+        self.cache = DoctestPassCache(root, imports.fingerprint)
+        self.use = use
+        configured = interpreter.configured_python(root, HOOK, settings.python)
+        candidates = interpreter.project_candidates(root, configured)
+        identities = [interpreter.candidate_identity(c) for c in candidates]
+        self.keys = {
+            file.shown: pass_key(
+                file.shown,
+                imports.imports_of(file.path, file.text, parse_imports).fingerprint,
+                settings.runner_options(),
+                identities,
+            )
+            for file in files
+        }
+
+    def hit(self, file: ExampleFile) -> bool:
+        return self.use and self.cache.hit(self.keys[file.shown])
+
+    def store(
+        self,
+        files: list[ExampleFile],
+        results: list[FileResult],
+        python: interpreter.Interpreter,
+        started: float,
+    ) -> None:
+        paths = {file.shown: file.path for file in files}
+        try:
+            for result, modules, packages in passes_to_store(results):
+                self.cache.store(
+                    self.keys[result.path],
+                    paths[result.path],
+                    modules,
+                    packages,
+                    python.passed_over,
+                    started,
+                )
+        except CacheNotWritten as error:
+            print(f"doctest: the passes are not cached: {error}", file=sys.stderr)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,6 +132,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="mlsmoke doctest",
         description="Run the >>> examples in Python docstrings and in Markdown, "
         "reStructuredText and .txt documents, in the project's own interpreter.",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="run even the files that passed before"
     )
     parser.add_argument("filenames", nargs="*", metavar="FILE")
     return parser
@@ -88,8 +158,11 @@ def files_with_examples(
 
 
 def run_where_dependencies_import(
-    files: list[ExampleFile], root: Path, settings: Settings
-) -> list[FileResult]:
+    files: list[ExampleFile],
+    root: Path,
+    settings: Settings,
+    imports: ImportCache | None = None,
+) -> tuple[list[FileResult], interpreter.Interpreter]:
     """Run the files in the first interpreter that imports the modules they need.
 
     The needs are read from the source (:mod:`.requirements`). A module found missing
@@ -97,7 +170,7 @@ def run_where_dependencies_import(
     starts again; when no interpreter has them all, the search raises
     EnvironmentProblem, naming them.
     """
-    imports = ImportCache(root)
+    imports = imports or ImportCache(root)
     needs = required_modules({file.path: file.text for file in files}, root, imports)
     imports.save()
     required = {module: _shown(path, root) for module, path in needs.required.items()}
@@ -112,7 +185,7 @@ def run_where_dependencies_import(
             if result.file_failure and result.file_failure.missing
         }
         if missing.keys() <= required.keys():
-            return results
+            return results, python
         required.update(missing)
 
 

@@ -18,6 +18,8 @@ not this commit's business.
 from __future__ import annotations
 
 import ast
+import doctest
+import hashlib
 import re
 import sys
 from collections import deque
@@ -25,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from mlsmoke.doctests.documents import document_kind
+from mlsmoke.doctests.documents import document_kind, example_text
 from mlsmoke.doctests.import_cache import ImportCache, ParsedImports, RawImport
 from mlsmoke.doctests.modules import (
     is_local_module,
@@ -107,15 +109,52 @@ class _Walk:
 
 
 def parse_imports(path: Path, text: str) -> ParsedImports:
-    """A file's module-level imports, unresolved, and its examples' imports."""
-    if document_kind(path.name) != "python":
-        return ParsedImports([], list(example_imports(text)))
+    """A file's module-level imports, unresolved, its examples' imports, and the
+    fingerprint of its code and examples."""
+    kind = document_kind(path.name)
+    if kind != "python":
+        fingerprint = _digest(examples_only(example_text(text, kind)))
+        return ParsedImports([], list(example_imports(text)), fingerprint)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return ParsedImports([], [])  # the runner reports it when importing the file
+        # the runner reports it when importing the file; a failure is never cached
+        return ParsedImports([], [], _digest(text))
     examples = [name for doc in docstrings(tree) for name in example_imports(doc)]
-    return ParsedImports(list(module_level_imports(tree)), examples)
+    module = list(module_level_imports(tree))
+    return ParsedImports(module, examples, examples_fingerprint(tree))
+
+
+def examples_fingerprint(tree: ast.Module) -> str:
+    """The module's code with each docstring cut down to its examples: an edit to
+    prose or comments, or one that moves lines, keeps it."""
+    for node in ast.walk(tree):
+        if isinstance(node, _DOCUMENTED) and node.body:
+            first = node.body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                first.value.value = examples_only(first.value.value)
+    return _digest(ast.dump(tree))
+
+
+def examples_only(text: str) -> str:
+    """The examples of a docstring or document: source, expected output, options."""
+    try:
+        examples = doctest.DocTestParser().get_examples(text)
+    except ValueError:
+        return text  # malformed: the runner says so, and nothing is cached
+    return "\0".join(
+        f"{example.source}\0{example.want}\0{example.exc_msg}\0"
+        f"{sorted(example.options.items())}\0{example.indent}"
+        for example in examples
+    )
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def module_level_imports(tree: ast.Module) -> Iterator[RawImport]:
