@@ -50,7 +50,8 @@ def test_an_example_raising_any_exception_is_that_examples_failure(
     write({"endings.py": ENDINGS.format(ending=ending)})
     code, output = doctest("endings.py")
     assert code == 1
-    assert f"endings.py:10: in endings.ends\n    >>> {ending}\nexpected no output\nraised:\n" in output
+    where = f"endings.py:10: in endings.ends\n    >>> {ending}\n"
+    assert where + "expected no output\nraised:\n" in output
     assert raised in output
     # the examples before it, after it in its docstring, and in the next docstring ran
     for line in (3, 11, 18):
@@ -86,7 +87,7 @@ def test_a_real_ctrl_c_stops_the_run_and_prints_what_was_found(
         {
             "fails.py": '">>> 1\\n2"\n',
             "slow.py": '">>> import pathlib, time\\n'
-            '>>> _ = pathlib.Path(\'started\').write_text(\'\')\\n'
+            ">>> _ = pathlib.Path('started').write_text('')\\n"
             '>>> time.sleep(60)"\n',
             "never.py": '">>> 1\\n3"\n',
         }

@@ -95,7 +95,9 @@ def test_a_module_that_ends_the_interpreter_fails_its_file_and_the_next_runs(
         "      last words\n"
     )
     assert "after.py:1:" in output  # the file after it still ran
-    assert output.endswith("2 of 2 files failed: 1 of 1 examples failed, 1 file did not run\n")
+    assert output.endswith(
+        "2 of 2 files failed: 1 of 1 examples failed, 1 file did not run\n"
+    )
 
 
 def test_an_interpreter_that_dies_before_any_file_exits_2_with_its_last_output(

@@ -35,7 +35,9 @@ def marked_python(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
     wrapper = project.parent / "python-wrapper"
     starts = project.parent / "starts"
-    wrapper.write_text(f'#!/bin/sh\necho x >> "{starts}"\nexec "{sys.executable}" "$@"\n')
+    wrapper.write_text(
+        f'#!/bin/sh\necho x >> "{starts}"\nexec "{sys.executable}" "$@"\n'
+    )
     wrapper.chmod(0o755)
     monkeypatch.setenv("MLSMOKE_PYTHON", str(wrapper))
     return starts

@@ -33,8 +33,18 @@ def test_pytests_flags_mean_what_they_mean_in_pytest(
         file.write(f'[tool.mlsmoke.doctest]\noptionflags = ["{flag}"]\n')
     code, _ = doctest("example.py")
     pytest_run = subprocess.run(
-        [sys.executable, "-m", "pytest", "--doctest-modules", "-q", "-p",
-         "no:cacheprovider", "-o", f"doctest_optionflags={flag}", "example.py"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--doctest-modules",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            f"doctest_optionflags={flag}",
+            "example.py",
+        ],
         cwd=project,
         capture_output=True,
         text=True,
@@ -74,7 +84,9 @@ def test_the_pytest_config_pytest_reads_first_is_the_one(
 ) -> None:
     write(NEEDS_NUMBER)
     (project / "setup.cfg").write_text(PYTEST_CONFIGS["setup.cfg"])
-    (project / "pytest.ini").write_text("[pytest]\naddopts = -q\n")  # pytest's, no flags
+    (project / "pytest.ini").write_text(
+        "[pytest]\naddopts = -q\n"
+    )  # pytest's, no flags
     assert doctest("example.py")[0] == 1
 
 

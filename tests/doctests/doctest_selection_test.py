@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path, PurePath
 
 import pytest
@@ -100,7 +99,9 @@ def test_module_level_imports_leave_out_optional_ones(tmp_path: Path) -> None:
         "pkg.core.base",
     }
     top = tmp_path / "pkg/mod.py"
-    assert module_level_names(parse_imports(top, "from ... import x"), top, tmp_path) == []
+    assert (
+        module_level_names(parse_imports(top, "from ... import x"), top, tmp_path) == []
+    )
 
 
 def test_python_files_need_what_their_docstrings_import(tmp_path: Path) -> None:

@@ -25,7 +25,11 @@ def format_results(results: list[FileResult]) -> str:
         if result.file_failure is not None:
             blocks.append(format_file_failure(result.path, result.file_failure))
         blocks += [format_failure(result.path, failure) for failure in result.failures]
-    skips = [format_skipped(result.path, skip) for result in results for skip in result.skipped]
+    skips = [
+        format_skipped(result.path, skip)
+        for result in results
+        for skip in result.skipped
+    ]
     if skips:
         blocks.append("\n".join(skips))
     if not blocks:

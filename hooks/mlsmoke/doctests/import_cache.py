@@ -1,10 +1,11 @@
 """What each project file imports, remembered by its content between runs.
 
 Reading a large module's imports means parsing it (a 5,000-line module costs about
-0.2 s); the result is stored in ``<root>/.mlsmoke/doctest-imports/imports.json`` under the
-sha256 of the file's text, so an entry can never be stale: an edited file has another
-digest. The file is written once per run, atomically, and only when something new was
-parsed; a garbled or unwritable one only costs the parse.
+0.2 s). The result, with the file's fingerprint for the pass cache, is stored in
+``<root>/.mlsmoke/doctest-imports/imports.json`` under the sha256 of the file's text,
+so an entry can never be stale: an edited file has another digest. The file is
+written once per run, atomically, and only when something new was parsed; a garbled
+or unwritable one only costs the parse.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ class ImportCache:
     """
 
     def __init__(self, root: Path | None) -> None:
-        self.store = CacheDirectory(root, "doctest-imports") if root is not None else None
+        self.store = (
+            CacheDirectory(root, "doctest-imports") if root is not None else None
+        )
         self.known: dict[str, ParsedImports] = {}
         self.used: set[str] = set()
         self.changed = False

@@ -25,7 +25,7 @@ from mlsmoke.doctests.pass_cache import DoctestPassCache, pass_key, passes_to_st
 from mlsmoke.doctests.requirements import parse_imports, required_modules
 from mlsmoke.doctests.results import FileResult
 from mlsmoke.doctests.selection import has_examples, is_excluded, is_runnable
-from mlsmoke.doctests.settings import DEFAULT_TIMEOUT, HOOK, Settings, load_settings
+from mlsmoke.doctests.settings import HOOK, Settings, load_settings
 from mlsmoke.doctests.supervise import Job, run_with_time_limits
 from mlsmoke.errors import (
     EXIT_FAILED,
@@ -34,7 +34,6 @@ from mlsmoke.errors import (
     Terminated,
     UsageError,
 )
-
 
 OPTIONS = ("--no-cache",)
 

@@ -96,7 +96,6 @@ class DoctestPassCache:
         }
         self.entries.write(key, entry)
 
-
     def _sources_unchanged(self, sources: Mapping[str, str]) -> bool:
         return all(
             recorded != "missing" and self.fingerprint(self.root / name) == recorded
@@ -104,7 +103,9 @@ class DoctestPassCache:
         )
 
 
-def passes_to_store(results: Sequence[FileResult]) -> Iterable[tuple[FileResult, list, list]]:
+def passes_to_store(
+    results: Sequence[FileResult],
+) -> Iterable[tuple[FileResult, list, list]]:
     """Each passing result with skipped examples none, with the project modules and
     packages imported by the time it was done (the runner reports what is new)."""
     modules: list[str] = []

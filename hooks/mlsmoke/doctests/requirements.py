@@ -61,7 +61,8 @@ def required_modules(
     walk = _Walk(root, _search_roots(list(files), root), cache or ImportCache(None))
     parsed = {path: walk.parsed(path, text) for path, text in files.items()}
     required = walk.third_party(
-        (path, module_level_names(imports, path, root)) for path, imports in parsed.items()
+        (path, module_level_names(imports, path, root))
+        for path, imports in parsed.items()
     )
     wanted = walk.third_party(
         (path, imports.examples) for path, imports in parsed.items()

@@ -43,11 +43,11 @@ def option_flag_names(value: Any, path: str) -> tuple[str, ...]:
     """doctest option flag names, such as ``["ELLIPSIS", "FAIL_FAST"]``, and pytest's
     ALLOW_UNICODE, ALLOW_BYTES and NUMBER."""
     names = [name.upper() for name in config.string_list(value, path)]
-    known = set(doctest.OPTIONFLAGS_BY_NAME) | set(PYTEST_FLAGS)
+    known = sorted(set(doctest.OPTIONFLAGS_BY_NAME) | set(PYTEST_FLAGS))
     for name in names:
         if name not in known:
             raise ConfigError(
-                f"{path}: unknown option flag {name!r}; known: {', '.join(sorted(known))}"
+                f"{path}: unknown option flag {name!r}; known: {', '.join(known)}"
             )
     return tuple(dict.fromkeys(names))
 

@@ -28,7 +28,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any

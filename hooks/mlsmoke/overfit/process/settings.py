@@ -72,7 +72,6 @@ def device_name(value: Any, path: str) -> str:
     )
 
 
-
 def ratio(value: Any, path: str) -> float:
     if (
         isinstance(value, bool)
