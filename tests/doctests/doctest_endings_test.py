@@ -99,6 +99,8 @@ def test_a_real_ctrl_c_stops_the_run_and_prints_what_was_found(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # as from a terminal, also where this test runs in the background
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 30
     while not (project / "started").exists() and time.monotonic() < deadline:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,51 @@ def test_a_directory_linked_into_path_twice_is_tried_once(
     code, output = doctest("uses.py")
     assert code == 2
     assert output.count("  tried ") == 1
+
+
+def test_the_venv_is_chosen_when_only_an_examples_package_is_missing_from_it(
+    project: Path, write, doctest, outside_path: None, make_venv
+) -> None:
+    """The .venv has the module-level dependency (numpy, say); an example also
+    imports a package no interpreter has. Then the .venv runs the file and that
+    example is skipped, instead of "no interpreter can import numpy"."""
+    make_venv(project / ".venv", {"tinydep": "def answer():\n    return 42\n"})
+    extra = 'def extra():\n    """\n    >>> import tinyextra\n    """\n'
+    write({"uses.py": textwrap.dedent(USES_TINYDEP) + extra})
+    code, output = doctest("uses.py")
+    assert code == 0
+    assert (
+        "uses.py:9: in uses.extra skipped: needs tinyextra, which is not installed\n"
+        in output
+    )
+
+
+def test_the_message_names_what_no_interpreter_has_not_what_the_venv_has(
+    project: Path, write, doctest, outside_path: None, make_venv
+) -> None:
+    make_venv(project / ".venv", {"tinydep": "answer = 42\n"})
+    write({"uses.py": textwrap.dedent(USES_TINYDEP) + "import tinyextra\n"})
+    code, output = doctest("uses.py")
+    assert code == 2
+    assert output.startswith(
+        "mlsmoke doctest: no Python interpreter of the project can import tinyextra.\n"
+    )
+    assert "(PATH): cannot import tinydep, tinyextra\n" in output
+    assert "(.venv/ in the project root): cannot import tinyextra\n" in output
+
+
+def test_when_each_interpreter_lacks_another_module_each_is_named(
+    project: Path, write, doctest, outside_path: None, make_venv, monkeypatch
+) -> None:
+    make_venv(project / ".venv", {"tinydep": "answer = 42\n"})
+    other = make_venv(project.parent / "other", {"tinyextra": ""})
+    monkeypatch.setenv("PATH", f"{other.parent}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    write({"uses.py": textwrap.dedent(USES_TINYDEP) + "import tinyextra\n"})
+    code, output = doctest("uses.py")
+    assert code == 2
+    assert output.startswith(
+        "mlsmoke doctest: no Python interpreter of the project can import all of"
+        " tinydep, tinyextra; each lacks one.\n"
+    )
+    assert f"tried {other} (PATH): cannot import tinydep\n" in output
+    assert "(.venv/ in the project root): cannot import tinyextra\n" in output
