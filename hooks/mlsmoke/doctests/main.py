@@ -18,7 +18,7 @@ from typing import NamedTuple
 from mlsmoke import interpreter
 from mlsmoke.arguments import files_after_dashes
 from mlsmoke.config import find_project_root
-from mlsmoke.doctests.formatting import format_results
+from mlsmoke.doctests.formatting import format_results, summary
 from mlsmoke.cache_files import CacheNotWritten
 from mlsmoke.doctests.import_cache import ImportCache
 from mlsmoke.doctests.pass_cache import DoctestPassCache, pass_key, passes_to_store
@@ -35,7 +35,7 @@ from mlsmoke.errors import (
     UsageError,
 )
 
-OPTIONS = ("--no-cache",)
+OPTIONS = ("--no-cache", "-v", "--verbose")
 
 
 class ExampleFile(NamedTuple):
@@ -58,8 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     imports = ImportCache(root)
     passes = _Passes(root, settings, imports, files, use=not args.no_cache)
     pending = [file for file in files if not passes.hit(file)]
+    cached = len(files) - len(pending)
     if not pending:
         imports.save()
+        if args.verbose:
+            print(f"doctest: {cached} files passed before (cached), none ran")
         return EXIT_OK  # every file passed before, and nothing they ran changed
     started = time.time()
     try:
@@ -71,6 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     passes.store(pending, results, python, started)
     print(format_results(results), end="")
+    if args.verbose:
+        print(summary(results) + (f"; {cached} cached" if cached else ""))
     failed = any(not result.passed for result in results)
     return EXIT_FAILED if failed else EXIT_OK
 
@@ -134,6 +139,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--no-cache", action="store_true", help="run even the files that passed before"
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="end with the summary line, also when every example passed",
     )
     parser.add_argument("filenames", nargs="*", metavar="FILE")
     return parser
