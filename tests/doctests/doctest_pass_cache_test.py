@@ -120,3 +120,42 @@ def test_a_garbled_entry_is_a_miss_and_an_unwritable_cache_runs_the_examples(
     ran = _starts(marked_python)
     assert doctest("README.md")[0] == 0
     assert _starts(marked_python) > ran  # nothing stored: run again
+
+
+FINGERPRINTED = '''\
+"""Module prose.
+
+>>> add(1, 2)
+3
+"""
+
+
+def add(a, b):
+    """Add two numbers.
+
+    >>> add(2, 2)
+    4
+    """
+    return a + b  # the sum
+'''
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "same"),
+    [
+        ("Module prose.", "Better module prose.\n\nMore of it.", True),
+        ("Add two numbers.", "Add two numbers together.", True),
+        ("# the sum", "# their sum", True),
+        ("def add", "\n\ndef add", True),  # lines moved
+        ("return a + b", "return a - b", False),
+        (">>> add(2, 2)", ">>> add(2, 3)", False),
+        ("    4\n", "    5\n", False),
+        (">>> add(1, 2)", ">>> add(1, 2)  # doctest: +SKIP", False),
+    ],
+)
+def test_the_fingerprint_leaves_out_prose_only(old: str, new: str, same: bool) -> None:
+    from mlsmoke.doctests.requirements import parse_imports
+
+    before = parse_imports(Path("m.py"), FINGERPRINTED).fingerprint
+    after = parse_imports(Path("m.py"), FINGERPRINTED.replace(old, new, 1)).fingerprint
+    assert (before == after) is same

@@ -113,7 +113,8 @@ def test_python_files_need_what_their_docstrings_import(tmp_path: Path) -> None:
     )
     names = set(parse_imports(tmp_path / "m.py", source).examples)
     assert names == {"numpy", "torch", "scipy"}
-    assert parse_imports(tmp_path / "m.py", "def broken(:") == ([], [])
+    broken = parse_imports(tmp_path / "m.py", "def broken(:")
+    assert (broken.module, broken.examples) == ([], [])
 
 
 def test_example_imports_leave_out_skipped_lines() -> None:
