@@ -45,7 +45,7 @@ LIBRARIES = (
     Library("torchmetrics", "1.9.0", "torchmetrics", (5, 20), SEED),  # torch, 7,000+
 )
 
-CONFTEST = f"""\
+CONFTEST = """\
 import random
 
 import pytest
