@@ -73,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(format_results(getattr(stop, "results", [])), end="", flush=True)
         raise
     passes.store(pending, results, python, started)
+    imports.save()  # once, with what the scan and the stored passes parsed
     print(format_results(results), end="")
     if args.verbose:
         print(summary(results) + (f"; {cached} cached" if cached else ""))
@@ -182,7 +183,6 @@ def run_where_dependencies_import(
     """
     imports = imports or ImportCache(root)
     needs = required_modules({file.path: file.text for file in files}, root, imports)
-    imports.save()
     required = {module: _shown(path, root) for module, path in needs.required.items()}
     wanted = sorted(needs.wanted)
     configured = interpreter.configured_python(root, HOOK, settings.python)

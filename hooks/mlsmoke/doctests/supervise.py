@@ -240,7 +240,8 @@ def _timed_out(shown: str, timeout: float, run: _Run) -> FileResult:
         doing = "its module was still importing (no example had started)"
     lines = [doing] + _last_lines(run.output, 10, "its last output:")
     summary = f"timed out after {timeout:g} s"
-    return FileResult(shown, 0, [], FileFailure(summary, "\n".join(lines), ""))
+    failure = FileFailure(summary, "\n".join(lines), "")
+    return FileResult(shown, len(run.failed), run.failed, failure)
 
 
 def _interpreter_ended(shown: str, timeout: float, run: _Run) -> FileResult:
