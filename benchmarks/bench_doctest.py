@@ -73,8 +73,9 @@ def run(quick: bool) -> Section:
             ],
             rows=library_rows,
             notes=[
-                f"median of {1 if quick else 3} interleaved runs; the hook with"
-                " --no-cache (every example runs)",
+                f"median of {1 if quick else 3} interleaved runs (a torch library's"
+                " whole tree: one run each); the hook with --no-cache (every example"
+                " runs); HF_HUB_OFFLINE=1 for both (no model downloads)",
                 "same interpreter, same option flags (the project's pytest.ini),"
                 " same seed before each docstring; pytest with"
                 " --doctest-continue-on-failure and __doctest_skip__/"

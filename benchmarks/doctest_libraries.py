@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.measure import ProcessRun, Summary, ratio, run_process
@@ -69,6 +69,9 @@ def _seed(request):
 _FAILURE_HEADER = re.compile(r"^(?P<path>[^\s:]+):(?P<line>\d+):(?: in \S+)?$")
 _SKIPPED = re.compile(r"^(?P<path>[^\s:]+):(?P<line>\d+):.* skipped: (?P<why>.*)$")
 _SUMMARY = re.compile(r"(?P<failed>\d+) of (?P<ran>\d+) examples failed")
+_FILE_FAILURE = re.compile(
+    r"^(?P<path>[^\s:]+): (?P<why>timed out after .*|cannot .*)$"
+)
 
 
 def cache_directory() -> Path:
@@ -133,18 +136,21 @@ class Outcome:
     examples: int
     failed: set[tuple[str, int]]
     skipped: dict[tuple[str, int], str]
+    file_failures: dict[str, str] = field(default_factory=dict)
 
 
 def hook_outcome(run: ProcessRun) -> Outcome:
-    failed, skipped, examples = set(), {}, 0
+    failed, skipped, examples, files = set(), {}, 0, {}
     for line in run.stdout.splitlines():
-        if match := _SKIPPED.match(line):
+        if match := _FILE_FAILURE.match(line):
+            files[match["path"]] = match["why"]
+        elif match := _SKIPPED.match(line):
             skipped[(match["path"], int(match["line"]))] = match["why"]
         elif match := _FAILURE_HEADER.match(line):
             failed.add((match["path"], int(match["line"])))
         if match := _SUMMARY.search(line):
             examples = int(match["ran"])
-    return Outcome(examples, failed, skipped)
+    return Outcome(examples, failed, skipped, files)
 
 
 def pytest_outcome(counter: Path) -> Outcome:
@@ -164,6 +170,9 @@ def compare(
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTHONPATH": str(REPO),  # for -p benchmarks.doctest_counter
         "DOCTEST_COUNTER_OUT": str(counter),
+        # No model downloads: this machine reaches package indexes only, and both
+        # tools would spend minutes in huggingface_hub's retries.
+        "HF_HUB_OFFLINE": "1",
     }
     hook = [str(Path(sys.executable).with_name("mlsmoke")), "doctest", "--no-cache"]
     hook += ["--verbose", *files]
@@ -202,11 +211,15 @@ def disagreements(
     notes = []
     for where in sorted(theirs.failed - ours.failed):
         why = ours.skipped.get(where)
-        reason = (
-            f"mlsmoke skipped it ({why}); pytest ran it and it failed"
-            if why
-            else "failed under pytest only"
-        )
+        whole_file = ours.file_failures.get(where[0])
+        if why:
+            reason = f"mlsmoke skipped it ({why}); pytest ran it and it failed"
+        elif whole_file:
+            reason = (
+                f"mlsmoke failed the whole file ({whole_file}); pytest this example"
+            )
+        else:
+            reason = "failed under pytest only"
         notes.append(f"{library.name} {label}: {where[0]}:{where[1]}: {reason}")
     for where in sorted(ours.failed - theirs.failed):
         notes.append(
@@ -216,6 +229,7 @@ def disagreements(
 
 
 def rows(quick: bool) -> tuple[list[list[object]], list[str]]:
+    """Each library's commits; a torch library's whole tree runs once (minutes)."""
     repeats = 1 if quick else 3
     table, notes = [], []
     for library in LIBRARIES[:1] if quick else LIBRARIES:
@@ -227,7 +241,9 @@ def rows(quick: bool) -> tuple[list[list[object]], list[str]]:
             for label, chosen in commits:
                 for stale in (root / ".mlsmoke",):
                     shutil.rmtree(stale, ignore_errors=True)
-                row, explained = compare(library, label, chosen, root, repeats)
+                once = label == "whole tree" and library.seed is not None
+                times = 1 if once else repeats
+                row, explained = compare(library, label, chosen, root, times)
                 table.append(row)
                 notes += explained
     return table, notes
