@@ -46,6 +46,7 @@ class ImportCache:
         self.used: set[str] = set()
         self.changed = False
         self.parse: Callable[[Path, str], ParsedImports] | None = None
+        self.fingerprints: dict[Path, str] = {}
         if self.store is not None:
             self.known = _entries(self.store.read(NAME))
 
@@ -65,7 +66,13 @@ class ImportCache:
 
     def fingerprint(self, path: Path) -> str:
         """A project file's fingerprint (its code and examples, prose aside);
-        "missing" when it cannot be read."""
+        "missing" when it cannot be read. Read once a run: every stored pass of a
+        run names the same modules."""
+        if path not in self.fingerprints:
+            self.fingerprints[path] = self._fingerprint(path)
+        return self.fingerprints[path]
+
+    def _fingerprint(self, path: Path) -> str:
         try:
             text = path.read_bytes().decode("utf-8", "surrogateescape")
         except OSError:
