@@ -15,6 +15,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+from benchmarks import doctest_libraries
 from benchmarks.measure import ProcessRun, Summary, ratio, run_process
 from benchmarks.report import Section
 
@@ -32,7 +33,7 @@ def run(quick: bool) -> Section:
             compare(root, "(b) modules without examples", without, repeats),
         ]
     examples = modules * FUNCTIONS_PER_MODULE * 2
-    return Section(
+    generated = Section(
         title="doctest: mlsmoke doctest vs pytest --doctest-modules",
         columns=[
             "commit touches",
@@ -54,6 +55,36 @@ def run(quick: bool) -> Section:
             " one process of it",
         ],
     )
+    library_rows, explained = doctest_libraries.rows(quick)
+    generated.tables.append(
+        Section(
+            title="doctest on real library sources (pip download, pinned)",
+            columns=[
+                "library",
+                "commit",
+                "files",
+                "examples run mlsmoke / pytest",
+                "failing mlsmoke / pytest",
+                "disagreements",
+                "mlsmoke doctest (s)",
+                "pytest --doctest-modules (s)",
+                "pytest / mlsmoke",
+                "peak MiB mlsmoke / pytest",
+            ],
+            rows=library_rows,
+            notes=[
+                f"median of {1 if quick else 3} interleaved runs (a torch library's"
+                " whole tree: one run each); the hook with --no-cache (every example"
+                " runs); HF_HUB_OFFLINE=1 for both (no model downloads)",
+                "same interpreter, same option flags (the project's pytest.ini),"
+                " same seed before each docstring; pytest with"
+                " --doctest-continue-on-failure and __doctest_skip__/"
+                "__doctest_requires__ applied as pytest-doctestplus does",
+                *(explained or ["no disagreement: the same examples failed"]),
+            ],
+        )
+    )
+    return generated
 
 
 def compare(root: Path, label: str, files: list[str], repeats: int) -> list[object]:

@@ -184,6 +184,22 @@ def timeout_seconds(value: Any, path: str) -> float:
     return float(number)
 
 
+# The seeds numpy accepts (np.random.seed); Python's and torch's take these too.
+MAX_SEED = 2**32 - 1
+
+
+def seed_value(value: Any, path: str) -> int:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 0 <= value <= MAX_SEED
+    ):
+        raise ConfigError(
+            f"{path}: expected an integer from 0 to {MAX_SEED}, got {value!r}"
+        )
+    return value
+
+
 def one_of(*choices: str) -> Parser:
     """A parser accepting exactly one of ``choices``."""
 

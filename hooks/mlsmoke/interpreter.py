@@ -158,9 +158,12 @@ def find_project_interpreter(
     requires: Sequence[str],
     configured: tuple[str, str] | None = None,
     environ: Mapping[str, str] | None = None,
+    wanted: Sequence[str] = (),
 ) -> Interpreter:
-    """The project's interpreter that can import ``requires``, or EnvironmentProblem."""
-    return first_that_imports(project_candidates(root, configured, environ), requires)
+    """The project's interpreter that can import ``requires``, or EnvironmentProblem;
+    of those, the first that can also import ``wanted``, when one can."""
+    candidates = project_candidates(root, configured, environ)
+    return first_that_imports(candidates, requires, wanted)
 
 
 def project_candidates(
@@ -175,24 +178,30 @@ def project_candidates(
 
 
 def first_that_imports(
-    candidates: Sequence[Candidate], requires: Sequence[str]
+    candidates: Sequence[Candidate], requires: Sequence[str], wanted: Sequence[str] = ()
 ) -> Interpreter:
-    """The first of ``candidates`` that can import ``requires``; an explicit one is
-    the only one tried. EnvironmentProblem when none can."""
-    tried = []
+    """The first of ``candidates`` that can import ``requires`` and ``wanted``, else
+    the first that can import ``requires``; an explicit one is the only one tried.
+    EnvironmentProblem when none can import ``requires``."""
+    tried: list[tuple[Candidate, list[str]]] = []
     passed_over: dict[str, list[int] | None] = {}
+    fallback: Interpreter | None = None
     for candidate in candidates:
-        probe = _probe(candidate.path, requires)
+        probe = _probe(candidate.path, [*requires, *wanted])
         found = probe.get("found", {})
         missing = [name for name in requires if name not in found]
         if not missing:
-            return Interpreter(candidate.path, candidate.origin, found, passed_over)
-        tried.append(
-            f"{candidate.path} ({candidate.origin}): cannot import {missing[0]}"
-        )
+            chosen = Interpreter(candidate.path, candidate.origin, found, passed_over)
+            if all(name in found for name in wanted):
+                return chosen
+            fallback = fallback or chosen
+        tried.append((candidate, missing))
+        passed_over = {**passed_over}
         passed_over.update((d, directory_stamp(d)) for d in probe.get("path", []))
         if candidate.explicit:
             break
+    if fallback is not None:
+        return fallback
     raise EnvironmentProblem(_not_found_message(requires, tried))
 
 
@@ -335,7 +344,27 @@ def _unique(candidates: list[Candidate]) -> list[Candidate]:
     return unique
 
 
-def _not_found_message(requires: Sequence[str], tried: list[str]) -> str:
-    lines = [f"no Python interpreter of the project can import {', '.join(requires)}."]
-    lines += [f"  tried {entry}" for entry in tried] or ["  no interpreter was found"]
+def _not_found_message(
+    requires: Sequence[str], tried: list[tuple[Candidate, list[str]]]
+) -> str:
+    """Names what no interpreter has; when each lacks something else, says so, and
+    every interpreter tried is listed with all it lacks."""
+    lacked_by_all = [
+        name for name in requires if all(name in missing for _, missing in tried)
+    ]
+    if lacked_by_all or not tried:
+        lines = [
+            "no Python interpreter of the project can import"
+            f" {', '.join(lacked_by_all or requires)}."
+        ]
+    else:
+        lines = [
+            "no Python interpreter of the project can import all of"
+            f" {', '.join(requires)}; each lacks one."
+        ]
+    lines += [
+        f"  tried {candidate.path} ({candidate.origin}):"
+        f" cannot import {', '.join(missing)}"
+        for candidate, missing in tried
+    ] or ["  no interpreter was found"]
     return "\n".join(lines + how_to_point_elsewhere())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -81,13 +82,36 @@ def test_a_dependency_no_interpreter_has_exits_2_naming_the_interpreter(
     )
 
 
-def test_an_interpreter_that_dies_exits_2_with_its_last_output(write, doctest) -> None:
+def test_a_module_that_ends_the_interpreter_fails_its_file_and_the_next_runs(
+    write, doctest
+) -> None:
     dies = 'import os\nprint("last words", flush=True)\nos._exit(9)\n'
-    write({"dies.py": '">>> 1\\n1"\n' + dies})
-    code, output = doctest("dies.py")
+    write({"dies.py": '">>> 1\\n1"\n' + dies, "after.py": '">>> 1 + 1\\n3"\n'})
+    code, output = doctest("dies.py", "after.py")
+    assert code == 1
+    assert output.startswith(
+        "dies.py: cannot import the module\n"
+        "    the interpreter exited with code 9 while importing the module\n"
+        "    its last output:\n"
+        "      last words\n"
+    )
+    assert "after.py:1:" in output  # the file after it still ran
+    assert output.endswith(
+        "2 of 2 files failed: 1 of 1 examples failed, 1 file did not run\n"
+    )
+
+
+def test_an_interpreter_that_dies_before_any_file_exits_2_with_its_last_output(
+    project: Path, write, doctest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = project / "fake-python"
+    fake.write_text("#!/bin/sh\necho last words\nexit 9\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("MLSMOKE_PYTHON", str(fake))
+    write({"mod.py": '">>> 1\\n1"\n'})
+    code, output = doctest("mod.py")
     assert code == 2
-    assert "exited with code 9 before reporting" in output
-    assert "before reporting on dies.py\n" in output
+    assert "exited with code 9 before reporting on mod.py\n" in output
     assert "  last words" in output
 
 
@@ -101,3 +125,51 @@ def test_a_directory_linked_into_path_twice_is_tried_once(
     code, output = doctest("uses.py")
     assert code == 2
     assert output.count("  tried ") == 1
+
+
+def test_the_venv_is_chosen_when_only_an_examples_package_is_missing_from_it(
+    project: Path, write, doctest, outside_path: None, make_venv
+) -> None:
+    """The .venv has the module-level dependency (numpy, say); an example also
+    imports a package no interpreter has. Then the .venv runs the file and that
+    example is skipped, instead of "no interpreter can import numpy"."""
+    make_venv(project / ".venv", {"tinydep": "def answer():\n    return 42\n"})
+    extra = 'def extra():\n    """\n    >>> import tinyextra\n    """\n'
+    write({"uses.py": textwrap.dedent(USES_TINYDEP) + extra})
+    code, output = doctest("uses.py")
+    assert code == 0
+    assert (
+        "uses.py:9: in uses.extra skipped: needs tinyextra, which is not installed\n"
+        in output
+    )
+
+
+def test_the_message_names_what_no_interpreter_has_not_what_the_venv_has(
+    project: Path, write, doctest, outside_path: None, make_venv
+) -> None:
+    make_venv(project / ".venv", {"tinydep": "answer = 42\n"})
+    write({"uses.py": textwrap.dedent(USES_TINYDEP) + "import tinyextra\n"})
+    code, output = doctest("uses.py")
+    assert code == 2
+    assert output.startswith(
+        "mlsmoke doctest: no Python interpreter of the project can import tinyextra.\n"
+    )
+    assert "(PATH): cannot import tinydep, tinyextra\n" in output
+    assert "(.venv/ in the project root): cannot import tinyextra\n" in output
+
+
+def test_when_each_interpreter_lacks_another_module_each_is_named(
+    project: Path, write, doctest, outside_path: None, make_venv, monkeypatch
+) -> None:
+    make_venv(project / ".venv", {"tinydep": "answer = 42\n"})
+    other = make_venv(project.parent / "other", {"tinyextra": ""})
+    monkeypatch.setenv("PATH", f"{other.parent}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    write({"uses.py": textwrap.dedent(USES_TINYDEP) + "import tinyextra\n"})
+    code, output = doctest("uses.py")
+    assert code == 2
+    assert output.startswith(
+        "mlsmoke doctest: no Python interpreter of the project can import all of"
+        " tinydep, tinyextra; each lacks one.\n"
+    )
+    assert f"tried {other} (PATH): cannot import tinydep\n" in output
+    assert "(.venv/ in the project root): cannot import tinyextra\n" in output

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path, PurePath
 
 import pytest
@@ -10,8 +9,9 @@ import pytest
 from mlsmoke.doctests.modules import locate_module
 from mlsmoke.doctests.requirements import (
     example_imports,
-    imported_names,
-    module_level_imports,
+    Needs,
+    module_level_names,
+    parse_imports,
     required_modules,
 )
 from mlsmoke.doctests.selection import is_excluded
@@ -78,14 +78,17 @@ def test_is_excluded(path: str, globs: list[str], excluded: bool) -> None:
     assert is_excluded(PurePath(path), globs) is excluded
 
 
-def test_module_level_imports_leave_out_optional_ones() -> None:
+def test_module_level_imports_leave_out_optional_ones(tmp_path: Path) -> None:
     source = (
         "import os, numpy.linalg\nfrom torch import nn\nfrom . import sibling\n"
         "from ..core import base\n"
         "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n"
         "def f():\n    import pandas\n"
     )
-    assert set(module_level_imports(ast.parse(source), ["pkg", "sub"])) == {
+    touch(tmp_path, "pkg/__init__.py", "pkg/sub/__init__.py")
+    module = tmp_path / "pkg/sub/mod.py"
+    names = module_level_names(parse_imports(module, source), module, tmp_path)
+    assert set(names) == {
         "os",
         "numpy.linalg",
         "torch",
@@ -95,7 +98,10 @@ def test_module_level_imports_leave_out_optional_ones() -> None:
         "pkg.core",
         "pkg.core.base",
     }
-    assert set(module_level_imports(ast.parse("from ... import x"), ["pkg"])) == set()
+    top = tmp_path / "pkg/mod.py"
+    assert (
+        module_level_names(parse_imports(top, "from ... import x"), top, tmp_path) == []
+    )
 
 
 def test_python_files_need_what_their_docstrings_import(tmp_path: Path) -> None:
@@ -105,9 +111,10 @@ def test_python_files_need_what_their_docstrings_import(tmp_path: Path) -> None:
         "    async def f(self):\n        '>>> from scipy import stats'\n"
         "DATA = '>>> import not_run_only_data'\n"
     )
-    names = set(imported_names(tmp_path / "m.py", source, tmp_path))
+    names = set(parse_imports(tmp_path / "m.py", source).examples)
     assert names == {"numpy", "torch", "scipy"}
-    assert set(imported_names(tmp_path / "m.py", "def broken(:", tmp_path)) == set()
+    broken = parse_imports(tmp_path / "m.py", "def broken(:")
+    assert (broken.module, broken.examples) == ([], [])
 
 
 def test_example_imports_leave_out_skipped_lines() -> None:
@@ -128,16 +135,16 @@ def test_required_modules_are_third_party_only(tmp_path: Path) -> None:
         tmp_path
         / "README.md": ">>> import helpers\n>>> import numpy\n>>> import sys\n",
     }
-    assert required_modules(files, tmp_path) == {
-        "numpy": tmp_path / "README.md",
-        "torch": tmp_path / "src/mypkg/mod.py",
-    }
+    assert required_modules(files, tmp_path) == Needs(
+        required={"torch": tmp_path / "src/mypkg/mod.py"},
+        wanted={"numpy": tmp_path / "README.md"},
+    )
 
 
 def test_a_data_directory_named_like_a_dependency_is_not_local(tmp_path: Path) -> None:
     touch(tmp_path, "wandb/run-1/files/config.yaml", "mypkg/helpers.py")
     files = {tmp_path / "train.py": "import wandb\nimport mypkg.helpers\n'>>> 1'\n"}
-    assert list(required_modules(files, tmp_path)) == ["wandb"]
+    assert list(required_modules(files, tmp_path).required) == ["wandb"]
 
 
 def test_required_modules_follow_the_projects_own_imports(tmp_path: Path) -> None:
@@ -152,8 +159,11 @@ def test_required_modules_follow_the_projects_own_imports(tmp_path: Path) -> Non
         touch(tmp_path, name)
         (tmp_path / name).write_text(text)
     readme = {tmp_path / "README.md": ">>> from app.data.io import load\n"}
-    assert required_modules(readme, tmp_path) == {
-        "lightning": tmp_path / "src/app/__init__.py",
-        "torch": tmp_path / "src/app/model.py",
-        "yaml": tmp_path / "src/app/data/io.py",
-    }
+    assert required_modules(readme, tmp_path) == Needs(
+        required={},
+        wanted={
+            "lightning": tmp_path / "src/app/__init__.py",
+            "torch": tmp_path / "src/app/model.py",
+            "yaml": tmp_path / "src/app/data/io.py",
+        },
+    )

@@ -18,6 +18,7 @@ import pytest
 from mlsmoke import interpreter
 from mlsmoke.errors import ConfigError
 from mlsmoke.globs import glob_regex
+from mlsmoke import cache_files
 from mlsmoke.overfit.process import cache as cache_module
 from mlsmoke.overfit.process.cache import (
     CacheNotWritten,
@@ -255,13 +256,13 @@ def test_concurrent_writers_never_leave_half_an_entry(tmp_path, stamp):
     assert [p.name for p in (tmp_path / ".mlsmoke" / "overfit").iterdir()] == ["k.json"]
 
 
-def test_pruning_keeps_the_newest_entries(tmp_path, stamp, monkeypatch):
-    monkeypatch.setattr(cache_module, "KEEP_ENTRIES", 3)
+def test_pruning_keeps_the_newest_entries(tmp_path, stamp):
     cache = PassCache(tmp_path)
+    cache.entries.keep = 3
     for number in range(5):
         cache.store(f"k{number}", PASS, stamp)
         os.utime(cache.directory / f"k{number}.json", (number, number))
-    stale = cache.directory / f".k9.json.x{cache_module.PARTIAL}"
+    stale = cache.directory / f".k9.json.x{cache_files.PARTIAL}"
     stale.write_text("{")
     os.utime(stale, (0, 0))  # a writer that died long ago
     cache.store("k5", PASS, stamp)

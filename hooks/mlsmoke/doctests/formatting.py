@@ -5,7 +5,12 @@ from __future__ import annotations
 import difflib
 import textwrap
 
-from mlsmoke.doctests.results import ExampleFailure, FileFailure, FileResult
+from mlsmoke.doctests.results import (
+    ExampleFailure,
+    FileFailure,
+    FileResult,
+    SkippedExample,
+)
 
 # Outputs longer than this (in lines, expected or got) are shown as a unified diff.
 LONG_OUTPUT_LINES = 6
@@ -13,15 +18,30 @@ INDENT = "    "
 
 
 def format_results(results: list[FileResult]) -> str:
-    """Every failure, then a one-line summary; empty when everything passed."""
+    """Every failure, then the skipped examples and a one-line summary; empty when
+    everything passed and nothing was skipped."""
     blocks = []
     for result in results:
         if result.file_failure is not None:
             blocks.append(format_file_failure(result.path, result.file_failure))
         blocks += [format_failure(result.path, failure) for failure in result.failures]
+    skips = [
+        format_skipped(result.path, skip)
+        for result in results
+        for skip in result.skipped
+    ]
+    if skips:
+        blocks.append("\n".join(skips))
     if not blocks:
         return ""
     return "\n\n".join(blocks) + "\n\n" + summary(results) + "\n"
+
+
+def format_skipped(path: str, skip: SkippedExample) -> str:
+    where = f"{path}:{skip.line}:"
+    if skip.name and skip.name != path.rsplit("/", 1)[-1]:
+        where += f" in {skip.name}"
+    return f"{where} skipped: {skip.reason}"
 
 
 def format_failure(path: str, failure: ExampleFailure) -> str:
@@ -48,6 +68,9 @@ def summary(results: list[FileResult]) -> str:
     parts = [f"{failed_examples} of {ran} examples failed"] if ran else []
     if broken:
         parts.append(f"{broken} {_plural(broken, 'file')} did not run")
+    skipped = sum(len(result.skipped) for result in results)
+    if skipped:
+        parts.append(f"{skipped} skipped")
     files = f"{failing_files} of {len(results)} {_plural(len(results), 'file')}"
     return f"doctest: {files} failed: " + ", ".join(parts)
 

@@ -1,22 +1,34 @@
 """Which third-party modules the files under test need, found without importing them.
 
-The hook asks for an interpreter that can import these. They are the absolute imports
-at module level, and the imports of ``>>>`` lines, of the files and of the project's
-modules they import in turn. Imports under ``try``, ``if`` or inside functions are
-optional and left out, as are ``+SKIP`` examples, the standard library and the
-project's own modules.
+Two kinds of need, both read from the source:
+
+- **required**: the absolute imports at module level of the named files, and of the
+  project modules those import in turn (module level again). Without them a file does
+  not import, so the interpreter must have them.
+- **wanted**: the imports of the named files' own ``>>>`` lines, and what the project
+  modules imported there import at module level. An example whose package is missing is
+  skipped, naming it; the interpreter search prefers one that has them.
+
+Imports under ``try``, ``if`` or inside functions are optional and left out, as are
+``+SKIP`` examples, the standard library and the project's own modules. The examples of
+modules the named files merely import are never read: their optional dependencies are
+not this commit's business.
 """
 
 from __future__ import annotations
 
 import ast
+import doctest
+import hashlib
 import re
 import sys
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
-from mlsmoke.doctests.documents import document_kind
+from mlsmoke.doctests.documents import document_kind, example_text
+from mlsmoke.doctests.import_cache import ImportCache, ParsedImports, RawImport
 from mlsmoke.doctests.modules import (
     is_local_module,
     locate_module,
@@ -35,59 +47,137 @@ _DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 _NOT_THIRD_PARTY = frozenset(sys.stdlib_module_names) | {"__future__", "__main__"}
 
 
-def required_modules(files: dict[Path, str], root: Path) -> dict[str, Path]:
-    """The top-level third-party modules needed, each with a file that imports it.
+class Needs(NamedTuple):
+    """Top-level third-party modules, each with a file that needs it."""
 
-    ``files`` maps the paths to their text.
-    """
-    search_roots = _search_roots(list(files), root)
-    third_party: dict[str, Path] = {}
-    # Breadth first: a module is credited to a named file before a file it imports.
-    queue, seen = deque(files.items()), set(files)
-    while queue and len(seen) < MAX_FOLLOWED_FILES:
-        path, text = queue.popleft()
-        for dotted in imported_names(path, text, root):
-            top_level = dotted.partition(".")[0]
-            if top_level in _NOT_THIRD_PARTY:
-                continue
-            local = project_files(dotted, search_roots)
-            if local is None:
-                third_party.setdefault(top_level, path)
-                continue
-            for found in set(local) - seen:
-                seen.add(found)
-                queue.append((found, _read_text(found)))
-    return dict(sorted(third_party.items()))
+    required: dict[str, Path]
+    wanted: dict[str, Path]
 
 
-def imported_names(path: Path, text: str, root: Path) -> Iterator[str]:
-    """The absolute dotted names the file imports, relative imports resolved."""
-    if document_kind(path.name) != "python":
-        yield from example_imports(text)
-        return
+def required_modules(
+    files: dict[Path, str], root: Path, cache: ImportCache | None = None
+) -> Needs:
+    """What the named files need; ``files`` maps their paths to their text."""
+    walk = _Walk(root, _search_roots(list(files), root), cache or ImportCache(None))
+    parsed = {path: walk.parsed(path, text) for path, text in files.items()}
+    required = walk.third_party(
+        (path, module_level_names(imports, path, root))
+        for path, imports in parsed.items()
+    )
+    wanted = walk.third_party(
+        (path, imports.examples) for path, imports in parsed.items()
+    )
+    return Needs(
+        dict(sorted(required.items())),
+        {name: path for name, path in sorted(wanted.items()) if name not in required},
+    )
+
+
+class _Walk:
+    """Breadth first through the project's modules, module-level imports only: a
+    module is credited to a named file before a file it imports. A project module is
+    followed once, by the first walk that reaches it."""
+
+    def __init__(self, root: Path, search_roots: list[Path], cache: ImportCache):
+        self.root, self.search_roots, self.cache = root, search_roots, cache
+        self.seen: set[Path] = set()
+
+    def parsed(self, path: Path, text: str) -> ParsedImports:
+        return self.cache.imports_of(path, text, parse_imports)
+
+    def third_party(
+        self, starts: Iterable[tuple[Path, Iterable[str]]]
+    ) -> dict[str, Path]:
+        found: dict[str, Path] = {}
+        queue = deque(starts)
+        while queue:
+            importer, names = queue.popleft()
+            for dotted in names:
+                top_level = dotted.partition(".")[0]
+                if top_level in _NOT_THIRD_PARTY:
+                    continue
+                local = project_files(dotted, self.search_roots)
+                if local is None:
+                    found.setdefault(top_level, importer)
+                    continue
+                for path in local:
+                    if path in self.seen or len(self.seen) >= MAX_FOLLOWED_FILES:
+                        continue
+                    self.seen.add(path)
+                    imports = self.parsed(path, _read_text(path))
+                    queue.append((path, module_level_names(imports, path, self.root)))
+        return found
+
+
+def parse_imports(path: Path, text: str) -> ParsedImports:
+    """A file's module-level imports, unresolved, its examples' imports, and the
+    fingerprint of its code and examples."""
+    kind = document_kind(path.name)
+    if kind != "python":
+        fingerprint = _digest(examples_only(example_text(text, kind)))
+        return ParsedImports([], list(example_imports(text)), fingerprint)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return  # the runner reports it when importing the file
-    yield from module_level_imports(tree, _package_parts(path, root))
-    for docstring in docstrings(tree):
-        yield from example_imports(docstring)
+        # the runner reports it when importing the file; a failure is never cached
+        return ParsedImports([], [], _digest(text))
+    examples = [name for doc in docstrings(tree) for name in example_imports(doc)]
+    module = list(module_level_imports(tree))
+    return ParsedImports(module, examples, examples_fingerprint(tree))
 
 
-def module_level_imports(tree: ast.Module, package: list[str] | None) -> Iterator[str]:
-    """Dotted names imported directly in the module's body.
+def examples_fingerprint(tree: ast.Module) -> str:
+    """The module's code with each docstring cut down to its examples: an edit to
+    prose or comments, or one that moves lines, keeps it."""
+    for node in ast.walk(tree):
+        if isinstance(node, _DOCUMENTED) and node.body:
+            first = node.body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                first.value.value = examples_only(first.value.value)
+    return _digest(ast.dump(tree))
 
-    ``package`` is the importing module's package, to resolve relative imports; ``from
-    a import b`` yields ``a`` and ``a.b``, since ``b`` may be a submodule.
-    """
+
+def examples_only(text: str) -> str:
+    """The examples of a docstring or document: source, expected output, options."""
+    try:
+        examples = doctest.DocTestParser().get_examples(text)
+    except ValueError:
+        return text  # malformed: the runner says so, and nothing is cached
+    return "\0".join(
+        f"{example.source}\0{example.want}\0{example.exc_msg}\0"
+        f"{sorted(example.options.items())}\0{example.indent}"
+        for example in examples
+    )
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def module_level_imports(tree: ast.Module) -> Iterator[RawImport]:
+    """The imports directly in the module's body, as ``(module, level, names)``."""
     for node in tree.body:
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
+            yield from ((alias.name, 0, []) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = _absolute(node.module or "", node.level, package)
-            if base:
-                yield base
-                yield from (f"{base}.{alias.name}" for alias in node.names)
+            names = [alias.name for alias in node.names]
+            yield (node.module or "", node.level, names)
+
+
+def module_level_names(imports: ParsedImports, path: Path, root: Path) -> list[str]:
+    """Absolute dotted names; ``from a import b`` gives ``a`` and ``a.b``, since ``b``
+    may be a submodule."""
+    package = _package_parts(path, root) if any(i[1] for i in imports.module) else []
+    dotted = []
+    for module, level, names in imports.module:
+        base = _absolute(module, level, package)
+        if base:
+            dotted += [base] + [f"{base}.{name}" for name in names if name != "*"]
+    return dotted
 
 
 def docstrings(tree: ast.Module) -> Iterator[str]:

@@ -27,11 +27,32 @@ class FileFailure(NamedTuple):
     missing: str  # a dependency the interpreter lacks, else ""
 
 
+class SkippedExample(NamedTuple):
+    """An example that did not run, and why: ``needs torchvision``."""
+
+    line: int
+    name: str
+    reason: str
+
+
 class FileResult(NamedTuple):
     path: str  # as the user gave it
     attempted: int
     failures: list[ExampleFailure]
     file_failure: FileFailure | None
+    skipped: list[SkippedExample] = []
+    # What running it imported that the hook did not know of yet: project files
+    # (relative to the root) and third-party top-level modules with their files.
+    modules: list[str] = []
+    packages: list[list[str]] = []
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures and self.file_failure is None
+
+
+def result_to_json(result: FileResult) -> dict[str, Any]:
+    return results_to_json([result])[0]
 
 
 def results_to_json(results: list[FileResult]) -> list[dict[str, Any]]:
@@ -43,6 +64,9 @@ def results_to_json(results: list[FileResult]) -> list[dict[str, Any]]:
             "file_failure": (
                 result.file_failure._asdict() if result.file_failure else None
             ),
+            "skipped": [skip._asdict() for skip in result.skipped],
+            "modules": result.modules,
+            "packages": result.packages,
         }
         for result in results
     ]
@@ -57,6 +81,9 @@ def results_from_json(data: list[dict[str, Any]]) -> list[FileResult]:
             file_failure=(
                 FileFailure(**item["file_failure"]) if item["file_failure"] else None
             ),
+            skipped=[SkippedExample(**skip) for skip in item.get("skipped", [])],
+            modules=list(item.get("modules", [])),
+            packages=[list(package) for package in item.get("packages", [])],
         )
         for item in data
     ]

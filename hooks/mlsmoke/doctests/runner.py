@@ -1,11 +1,12 @@
 """``mlsmoke.doctests.runner.main([REQUEST, REPORT, FD])`` in the project interpreter.
 
 Started by the hook through :func:`mlsmoke.interpreter.module_command`. REQUEST is a
-JSON file naming the files and the option flags. The results go to the REPORT file as
-JSON, rewritten after each file, since the project's code may print anything on stdout.
-When FD is given, each file's and each example's start goes there as a JSON line
-(``{"file"}``, ``{"file", "line", "source"}``): the hook's clock and, at a timeout, what
-was running.
+JSON file naming the files and how to run them (``Settings.runner_options``). Each
+file's result is appended to the REPORT file as one JSON line when the file is done,
+since the project's code may print anything on stdout. When FD is given, each file's
+and each example's start, and each failure, goes there as a JSON line (``{"file"}``,
+``{"file", "line", "source"}``, ``{"file", "failure"}``): the hook's clock, and what
+was found in a file whose examples kill the interpreter.
 """
 
 from __future__ import annotations
@@ -14,15 +15,15 @@ import json
 import os
 from pathlib import Path
 
-from mlsmoke.doctests.execution import option_flags, run_files
-from mlsmoke.doctests.results import results_to_json
+from mlsmoke.doctests.execution import RunOptions, option_flags, run_files
+from mlsmoke.doctests.results import ExampleFailure, FileResult, result_to_json
 
 
 class Progress:
-    """Tells the hook what runs, and writes the report after each file."""
+    """Tells the hook what runs, and appends each file's result to the report."""
 
     def __init__(self, report: str, fd: int | None) -> None:
-        self.report = report
+        self.report = open(report, "a", encoding="utf-8")  # noqa: SIM115
         self.stream = os.fdopen(fd, "w", buffering=1) if fd is not None else None
 
     def file_started(self, shown: str) -> None:
@@ -31,11 +32,12 @@ class Progress:
     def example_started(self, shown: str, line: int, source: str) -> None:
         self._send({"file": shown, "line": line, "source": source})
 
-    def file_done(self, results: list) -> None:
-        partial = self.report + ".partial"
-        with open(partial, "w", encoding="utf-8") as file:
-            json.dump(results_to_json(results), file)
-        os.replace(partial, self.report)
+    def example_failed(self, shown: str, failure: ExampleFailure) -> None:
+        self._send({"file": shown, "failure": failure._asdict()})
+
+    def file_done(self, result: FileResult) -> None:
+        self.report.write(json.dumps(result_to_json(result)) + "\n")
+        self.report.flush()
 
     def _send(self, event: dict) -> None:
         if self.stream is None:
@@ -51,8 +53,12 @@ def main(argv: list[str]) -> int:
     with open(request_path, encoding="utf-8") as file:
         request = json.load(file)
     files = [(shown, Path(path)) for shown, path in request["files"]]
-    flags = option_flags(request["optionflags"])
+    options = RunOptions(
+        option_flags(request["optionflags"]),
+        request.get("seed"),
+        request.get("missing_dependency", "skip"),
+    )
     progress = Progress(report_path, int(argv[2]) if len(argv) > 2 else None)
-    results = run_files(files, Path(request["root"]), flags, progress)
-    progress.file_done(results)  # also when there was no file
+    run_files(files, Path(request["root"]), options, progress)
+    progress.report.close()
     return 0

@@ -1,8 +1,10 @@
 """Run the runner with a time limit per file, keeping only the tail of its output.
 
-The runner says when each file and each example starts. A file that is not done within
-``timeout`` seconds is a failure naming the example that was running; the runner is
-killed and started again for the files after it. Ctrl-C, SIGTERM and SIGHUP kill the
+The runner says when each file and each example starts, and each failure. A file that
+is not done within ``timeout`` seconds is a failure naming the example that was
+running; the runner is killed and started again for the files after it. So is a file
+whose example ends the interpreter (``os._exit``, a crash): that example fails, after
+the failures found before it. Ctrl-C, SIGTERM and SIGHUP kill the
 runner and reap it before the temporary directory goes. The runner leads a process
 group of its own (``process_group.py``): what the examples started goes with it.
 """
@@ -13,13 +15,18 @@ import json
 import os
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
 
-from mlsmoke.doctests.results import FileFailure, FileResult, results_from_json
-from mlsmoke.errors import EnvironmentProblem
+from mlsmoke.doctests.results import (
+    ExampleFailure,
+    FileFailure,
+    FileResult,
+    results_from_json,
+)
+from mlsmoke.errors import EnvironmentProblem, Terminated
 from mlsmoke.project_process import start_project_process, warm_then_cold
 from mlsmoke.scratch import scratch_directory
 from mlsmoke.watchdog import Watchdog
@@ -47,31 +54,40 @@ class _Run:
     output: str
     timed_out: bool = False
     running: dict = field(default_factory=dict)  # the last start event
+    failed: list[ExampleFailure] = field(default_factory=list)  # in the running file
 
 
 def run_with_time_limits(
     python: Path,
     jobs: Sequence[Job],
     root: Path,
-    optionflags: Sequence[str],
+    options: Mapping[str, Any],
     timeout: float,
 ) -> list[FileResult]:
-    """Every job's result; a file past ``timeout`` fails, the others still run."""
+    """Every job's result; a file past ``timeout`` fails, the others still run, and
+    so does a file whose examples end the interpreter. A KeyboardInterrupt or
+    Terminated on the way out carries the results found so far as ``.results``."""
     done: dict[str, FileResult] = {}
     pending = list(jobs)
-    while pending:
-        run = warm_then_cold(
-            lambda warm: _run_once(python, pending, root, optionflags, timeout, warm)
-        )
-        done.update((result.path, result) for result in run.results)
-        left = [job for job in pending if job.shown not in done]
-        if not left:
-            break
-        if not run.timed_out:
-            raise EnvironmentProblem(_no_report_message(python, left, run))
-        stuck = run.running.get("file") or left[0].shown
-        done[stuck] = _timed_out(stuck, timeout, run)
-        pending = [job for job in left if job.shown != stuck]
+    try:
+        while pending:
+            run = warm_then_cold(
+                lambda warm: _run_once(python, pending, root, options, timeout, warm)
+            )
+            done.update((result.path, result) for result in run.results)
+            left = [job for job in pending if job.shown not in done]
+            if not left:
+                break
+            stuck = run.running.get("file")
+            if stuck is None or stuck not in {job.shown for job in left}:
+                raise EnvironmentProblem(_no_report_message(python, left, run))
+            ended = _timed_out if run.timed_out else _interpreter_ended
+            done[stuck] = ended(stuck, timeout, run)
+            pending = [job for job in left if job.shown != stuck]
+    except (KeyboardInterrupt, Terminated) as stop:
+        done.update((result.path, result) for result in getattr(stop, "results", []))
+        stop.results = [done[job.shown] for job in jobs if job.shown in done]
+        raise
     return [done[job.shown] for job in jobs if job.shown in done]
 
 
@@ -79,7 +95,7 @@ def _run_once(
     python: Path,
     jobs: list[Job],
     root: Path,
-    optionflags: Sequence[str],
+    options: Mapping[str, Any],
     timeout: float,
     warm: bool,
 ) -> _Run:
@@ -90,19 +106,38 @@ def _run_once(
                 {
                     "root": str(root),
                     "files": [[job.shown, str(job.path)] for job in jobs],
-                    "optionflags": list(optionflags),
+                    **options,
                 }
             ),
             encoding="utf-8",
         )
-        code, output, watchdog, events = _supervise(
-            python, [str(request), str(report)], root, timeout, warm
-        )
-        results = []
-        if report.is_file():
-            results = results_from_json(json.loads(report.read_text(encoding="utf-8")))
+        try:
+            code, output, watchdog, events = _supervise(
+                python, [str(request), str(report)], root, timeout, warm
+            )
+        except (KeyboardInterrupt, Terminated) as stop:
+            stop.results = _read_report(report)
+            raise
         expired = watchdog.expired_after is not None
-        return _Run(results, code, output, expired, events.running)
+        return _Run(
+            _read_report(report), code, output, expired, events.running, events.failed
+        )
+
+
+def _read_report(report: Path) -> list[FileResult]:
+    """The results the runner appended, one JSON line per file; a line cut short by
+    the runner's end is left out."""
+    try:
+        lines = report.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    results = []
+    for line in lines:
+        try:
+            results += results_from_json([json.loads(line)])
+        except (ValueError, LookupError, TypeError):
+            continue
+    return results
 
 
 def _supervise(
@@ -147,6 +182,7 @@ class _Events(threading.Thread):
         super().__init__(daemon=True)
         self.stream, self.watchdog, self.timeout = stream, watchdog, timeout
         self.running: dict = {}
+        self.failed: list[ExampleFailure] = []
 
     def run(self) -> None:
         with self.stream:
@@ -157,9 +193,19 @@ class _Events(threading.Thread):
                     continue
                 if not isinstance(event, dict):
                     continue
+                if "failure" in event:
+                    self._failed(event["failure"])
+                    continue
                 if "line" not in event:
                     self.watchdog.extend(self.timeout)
+                    self.failed = []
                 self.running = event
+
+    def _failed(self, failure: Any) -> None:
+        try:
+            self.failed.append(ExampleFailure(**failure))
+        except TypeError:
+            pass
 
 
 class _Tail(threading.Thread):
@@ -192,7 +238,25 @@ def _timed_out(shown: str, timeout: float, run: _Run) -> FileResult:
         doing = "its module was still importing (no example had started)"
     lines = [doing] + _last_lines(run.output, 10, "its last output:")
     summary = f"timed out after {timeout:g} s"
-    return FileResult(shown, 0, [], FileFailure(summary, "\n".join(lines), ""))
+    failure = FileFailure(summary, "\n".join(lines), "")
+    return FileResult(shown, len(run.failed), run.failed, failure)
+
+
+def _interpreter_ended(shown: str, timeout: float, run: _Run) -> FileResult:
+    """The file whose example (or import) ended the interpreter: that example fails,
+    after the failures found before it."""
+    running = run.running if run.running.get("file") == shown else {}
+    ended = f"the interpreter exited with code {run.code}"
+    output = _last_lines(run.output, 10, "its last output:")
+    if "line" not in running:
+        detail = "\n".join([f"{ended} while importing the module", *output])
+        failure = FileFailure("cannot import the module", detail, "")
+        return FileResult(shown, 0, run.failed, failure)
+    got = "\n".join([f"{ended} during this example", *output]) + "\n"
+    killer = ExampleFailure(
+        running["line"], "", running.get("source", ""), "", got, True
+    )
+    return FileResult(shown, len(run.failed) + 1, [*run.failed, killer], None)
 
 
 def _last_lines(output: str, count: int, title: str) -> list[str]:

@@ -28,23 +28,26 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import mlsmoke
-from mlsmoke.atomic import write_atomically
+from mlsmoke.cache_files import (
+    CacheDirectory,
+    CacheNotWritten,
+    file_digest,
+    settled,
+    sources_unchanged,
+)
 from mlsmoke.errors import ConfigError
 from mlsmoke.globs import glob_regex
 from mlsmoke.interpreter import still_passed_over
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.verdict.result import Result
 
-CACHE_DIR = ".mlsmoke"
-KEEP_ENTRIES = 64
-PARTIAL = ".partial"
-STALE_PARTIAL_SECONDS = 3600  # a temporary file this old belongs to a dead writer
+__all__ = ["CacheNotWritten", "PassCache", "cache_key", "files_digest"]
+
 _SKIP_DIRS = {".git", ".mlsmoke", ".venv", "venv", "node_modules", "__pycache__"}
 
 
@@ -114,35 +117,6 @@ def files_digest(root: Path, names: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def file_digest(path: Path) -> str:
-    """The sha256 of ``path``'s bytes; "missing" when it cannot be read (deleted but
-    still tracked: a change like any other). A symlink to a directory, which git lists
-    as one file, is where it points: the files under it that the gate imports are
-    recorded on their own."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except IsADirectoryError:
-        return _link_digest(path)
-    except OSError:
-        return "missing"
-
-
-def _link_digest(path: Path) -> str:
-    try:
-        target = os.readlink(path)
-    except OSError:
-        return "directory"
-    return "link:" + hashlib.sha256(os.fsencode(target)).hexdigest()
-
-
-def sources_unchanged(root: Path, sources: dict[str, str]) -> bool:
-    """Whether every recorded source file still has the recorded content."""
-    return all(
-        digest != "missing" and file_digest(root / name) == digest
-        for name, digest in sources.items()
-    )
-
-
 def accelerator_hint() -> str:
     """What accelerator this machine has, found without torch (part of the key, so a
     pass on a CPU-only machine is not trusted on a GPU one)."""
@@ -183,21 +157,18 @@ def torch_unchanged(stamp: dict[str, Any]) -> bool:
     return recorded == (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
 
-class CacheNotWritten(Exception):
-    """The pass could not be stored; ``str()`` says where and why."""
-
-
 class PassCache:
     """Passes stored as one JSON file per key under ``<root>/.mlsmoke/overfit/``."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.directory = root / CACHE_DIR / "overfit"
+        self.entries = CacheDirectory(root, "overfit")
+        self.directory = self.entries.directory
 
     def lookup(self, key: str) -> Result | None:
         """The stored pass for ``key``, if every file it depends on is unchanged."""
+        entry = self.entries.read(key)
         try:
-            entry = json.loads((self.directory / f"{key}.json").read_bytes())
             if entry["key"] != key or not torch_unchanged(entry["torch"]):
                 return None
             if not still_passed_over(entry["passed_over"]):
@@ -207,8 +178,6 @@ class PassCache:
             result = Result.from_json(entry["result"])
         except (OSError, ValueError, LookupError, TypeError, AttributeError):
             return None  # missing or corrupt: never trusted
-        except RecursionError:
-            return None  # garbage nested deeper than the parser goes
         if not result.passed:
             return None
         result.cached = True
@@ -229,56 +198,9 @@ class PassCache:
         if not result.passed or "metadata" not in torch:
             return
         sources = {name: file_digest(self.root / name) for name in result.sources}
-        if started is not None and not _settled(self.root, result.sources, started):
+        if started is not None and not settled(self.root, result.sources, started):
             return
         entry = {"key": key, "torch": torch, "sources": sources}
         entry["passed_over"] = dict(passed_over or {})
         entry["result"] = result.to_json()
-        try:
-            self._prepare()
-            _write_atomically(self.directory / f"{key}.json", json.dumps(entry))
-            self._prune()
-        except OSError as error:
-            reason = error.strerror or str(error)
-            raise CacheNotWritten(f"{self.directory}: {reason}") from None
-
-    def _prepare(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        ignore = self.directory.parent / ".gitignore"
-        if not ignore.exists():
-            _write_atomically(ignore, "# mlsmoke's cache; safe to delete\n*\n")
-
-    def _prune(self) -> None:
-        """Keep the newest entries; files other gates remove meanwhile are skipped."""
-        entries = []
-        for path in self.directory.iterdir():
-            try:
-                modified = path.stat().st_mtime
-            except OSError:
-                continue
-            if path.name.endswith(PARTIAL):
-                if time.time() - modified > STALE_PARTIAL_SECONDS:
-                    path.unlink(missing_ok=True)
-            elif path.suffix == ".json":
-                entries.append((modified, path))
-        entries.sort(reverse=True)
-        for _, stale in entries[KEEP_ENTRIES:]:
-            stale.unlink(missing_ok=True)
-
-
-def _settled(root: Path, names: Sequence[str], started: float) -> bool:
-    """Whether none of ``names`` was modified after ``started``."""
-    for name in names:
-        try:
-            if (root / name).stat().st_mtime > started:
-                return False
-        except OSError:
-            return False
-    return True
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """``text`` to ``path`` through a temporary file of a name no other writer has;
-    0644, so that others can read .gitignore."""
-    data = text.encode("utf-8")
-    write_atomically(path, data, 0o644, prefix=f".{path.name}.", suffix=PARTIAL)
+        self.entries.write(key, entry)

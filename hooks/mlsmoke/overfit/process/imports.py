@@ -14,23 +14,27 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 
 import mlsmoke
 
 _INSTALLED = {"site-packages", "dist-packages"}
 
 
-def project_modules(root: Path) -> list[str]:
+def project_modules(
+    root: Path, modules: Iterable[ModuleType] | None = None
+) -> list[str]:
     """The files (relative to ``root``, '/'-separated, sorted) of the modules loaded
-    from the project."""
+    from the project: of ``modules``, by default all of ``sys.modules``."""
     root = root.resolve()
     outside = [Path(mlsmoke.__file__).resolve().parent]
     # A virtualenv inside the project is not the project (a prefix above it is moot).
     prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix)}
     outside += [p for p in prefixes if p != root and p.is_relative_to(root)]
     found = set()
-    for module in list(sys.modules.values()):
+    for module in list(sys.modules.values()) if modules is None else modules:
         name = getattr(module, "__file__", None)
         if not isinstance(name, str) or not Path(name).is_absolute():
             continue  # built-in, frozen, a namespace package, or a made-up name

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsmoke import config
-from mlsmoke.config import Key
+from mlsmoke.config import Key, seed_value
 from mlsmoke.errors import ConfigError, UsageError
 
 TABLE = f"{config.TOOL_PATH}.overfit"
@@ -70,22 +70,6 @@ def device_name(value: Any, path: str) -> str:
     raise ConfigError(
         f'{path}: expected "auto", "cpu", "cuda", "cuda:N" or "mps",' f" got {value!r}"
     )
-
-
-# The seeds numpy accepts (np.random.seed); Python's and torch's take these too.
-MAX_SEED = 2**32 - 1
-
-
-def seed_value(value: Any, path: str) -> int:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int)
-        or not 0 <= value <= MAX_SEED
-    ):
-        raise ConfigError(
-            f"{path}: expected an integer from 0 to {MAX_SEED}, got {value!r}"
-        )
-    return value
 
 
 def ratio(value: Any, path: str) -> float:

@@ -1,0 +1,161 @@
+"""The pass cache, with real runs: a prose edit is a hit that starts no interpreter;
+a change to anything the examples ran is a miss."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/util.py": "def two():\n    return 2\n",
+    "pkg/a.py": '''\
+        """Adds things.
+
+        >>> add(two(), 1)
+        3
+        """
+        from pkg.util import two
+
+
+        def add(a, b):
+            return a + b
+        ''',
+    "README.md": "# Demo\n\nSome prose.\n\n```python\n>>> from pkg.util import two\n"
+    ">>> two()\n2\n```\n",
+}
+
+
+@pytest.fixture
+def marked_python(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """MLSMOKE_PYTHON is a wrapper that records each start of the interpreter."""
+    import sys
+
+    wrapper = project.parent / "python-wrapper"
+    starts = project.parent / "starts"
+    wrapper.write_text(
+        f'#!/bin/sh\necho x >> "{starts}"\nexec "{sys.executable}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("MLSMOKE_PYTHON", str(wrapper))
+    return starts
+
+
+def _starts(starts: Path) -> int:
+    return len(starts.read_text().splitlines()) if starts.exists() else 0
+
+
+def test_a_pass_is_cached_and_a_prose_edit_is_a_hit(
+    project: Path, write, doctest, marked_python: Path
+) -> None:
+    write(FILES)
+    assert doctest("pkg/a.py", "README.md") == (0, "")
+    ran = _starts(marked_python)
+    assert doctest("pkg/a.py", "README.md") == (0, "")
+    assert _starts(marked_python) == ran  # nothing started
+    readme = project / "README.md"
+    readme.write_text(readme.read_text().replace("Some prose.", "Better prose."))
+    module = project / "pkg/a.py"
+    module.write_text(
+        module.read_text().replace("Adds things.", "Adds two things.\n\n# a comment")
+    )
+    assert doctest("pkg/a.py", "README.md") == (0, "")
+    assert _starts(marked_python) == ran
+
+
+def test_a_change_to_an_imported_project_module_is_a_miss(
+    project: Path, write, doctest, marked_python: Path
+) -> None:
+    write(FILES)
+    assert doctest("pkg/a.py", "README.md") == (0, "")
+    write({"pkg/util.py": "def two():\n    return 3\n"})
+    code, output = doctest("pkg/a.py", "README.md")
+    assert code == 1
+    assert "pkg/a.py:3:" in output and "README.md:7:" in output
+
+
+def test_an_edited_example_is_a_miss_and_failures_are_never_cached(
+    project: Path, write, doctest
+) -> None:
+    write(FILES)
+    assert doctest("README.md") == (0, "")
+    readme = project / "README.md"
+    readme.write_text(readme.read_text().replace(">>> two()\n2", ">>> two()\n5"))
+    assert doctest("README.md")[0] == 1
+    assert doctest("README.md")[0] == 1  # still run: the failure was not stored
+
+
+def test_no_cache_runs_everything(
+    project: Path, write, doctest, marked_python: Path
+) -> None:
+    write(FILES)
+    assert doctest("README.md") == (0, "")
+    ran = _starts(marked_python)
+    assert doctest("--no-cache", "README.md") == (0, "")
+    assert _starts(marked_python) > ran
+
+
+def test_a_garbled_entry_is_a_miss_and_an_unwritable_cache_runs_the_examples(
+    project: Path, write, doctest, marked_python: Path
+) -> None:
+    write(FILES)
+    assert doctest("README.md") == (0, "")
+    entries = list((project / ".mlsmoke" / "doctest").glob("*.json"))
+    assert len(entries) == 1
+    entries[0].write_text('{"key": ')
+    ran = _starts(marked_python)
+    assert doctest("README.md") == (0, "")
+    assert _starts(marked_python) > ran  # the garbled entry was not trusted
+    json.loads(entries[0].read_text())  # and was rewritten whole
+    blocked = project / ".mlsmoke" / "doctest"
+    for entry in blocked.iterdir():
+        entry.unlink()
+    blocked.rmdir()
+    blocked.write_text("not a directory")  # so no entry can be written there
+    code, output = doctest("README.md")
+    assert code == 0
+    assert "doctest: the passes are not cached: " in output
+    ran = _starts(marked_python)
+    assert doctest("README.md")[0] == 0
+    assert _starts(marked_python) > ran  # nothing stored: run again
+
+
+FINGERPRINTED = '''\
+"""Module prose.
+
+>>> add(1, 2)
+3
+"""
+
+
+def add(a, b):
+    """Add two numbers.
+
+    >>> add(2, 2)
+    4
+    """
+    return a + b  # the sum
+'''
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "same"),
+    [
+        ("Module prose.", "Better module prose.\n\nMore of it.", True),
+        ("Add two numbers.", "Add two numbers together.", True),
+        ("# the sum", "# their sum", True),
+        ("def add", "\n\ndef add", True),  # lines moved
+        ("return a + b", "return a - b", False),
+        (">>> add(2, 2)", ">>> add(2, 3)", False),
+        ("    4\n", "    5\n", False),
+        (">>> add(1, 2)", ">>> add(1, 2)  # doctest: +SKIP", False),
+    ],
+)
+def test_the_fingerprint_leaves_out_prose_only(old: str, new: str, same: bool) -> None:
+    from mlsmoke.doctests.requirements import parse_imports
+
+    before = parse_imports(Path("m.py"), FINGERPRINTED).fingerprint
+    after = parse_imports(Path("m.py"), FINGERPRINTED.replace(old, new, 1)).fingerprint
+    assert (before == after) is same
