@@ -33,6 +33,14 @@ def padded_with_minus_one() -> dict[str, torch.Tensor]:
     return {"input_ids": input_ids, "labels": labels}
 
 
+def beyond_the_vocabulary() -> dict[str, torch.Tensor]:
+    """Labels from a tokenizer larger than the model's vocabulary: several ids past
+    it, which no shift or ignore value explains."""
+    batch = padded_with_minus_one()
+    batch["labels"][:, -2:] = VOCAB + torch.arange(2)
+    return batch
+
+
 def token_loss(model: nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     logits = model(batch["input_ids"])
     return F.cross_entropy(logits.reshape(-1, VOCAB), batch["labels"].reshape(-1))
@@ -67,9 +75,17 @@ def diagnosis(model, batch, loss):
 
 
 def test_a_language_models_token_loss_gets_vocabulary_and_ignore_index_hints():
-    hints = diagnosis(TinyLM, padded_with_minus_one, token_loss)
+    hints = diagnosis(TinyLM, beyond_the_vocabulary, token_loss)
     assert "len(tokenizer)" in hints and "ignore_index (-100)" in hints
     assert "[0, 1]" not in hints and "num_labels" not in hints
+
+
+def test_padding_marked_minus_one_is_mapped_to_ignore_index_by_a_checked_repair():
+    hints = diagnosis(TinyLM, padded_with_minus_one, token_loss)
+    assert hints == (
+        'batch["labels"].masked_fill(batch["labels"] == -1, -100)'
+        "  (checked: the step runs)"
+    )
 
 
 def test_a_classifiers_cross_entropy_gets_the_number_of_classes():
