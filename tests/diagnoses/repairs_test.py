@@ -142,13 +142,35 @@ def test_a_shift_that_runs_but_changes_meaning_is_a_hypothesis_not_the_fix():
 
 
 def test_no_repair_is_offered_when_every_tried_repair_fails():
-    labels = torch.arange(B) % (CLASSES + 1)  # one class more than the outputs
-    result = check(Head, lambda: (_features(), labels), _cross_entropy, device="cpu")
+    """The loss itself casts the indices to float: no change to the batch helps."""
+
+    def casts_its_own_indices(model, batch):
+        x, picks = batch
+        scores = model(x).log_softmax(-1)
+        return -scores.gather(1, picks.float().unsqueeze(1)).mean()
+
+    batch = (_features(), torch.arange(B) % CLASSES)
+    result = check(Head, lambda: batch, casts_its_own_indices, device="cpu")
     report = result.report()
-    assert result.diagnosis.code == "label-range-error", report
+    assert result.verdict == "fail", report
     assert CHECKED not in report
-    assert "tried on a copy of the batch, none made the step run: " in report
+    assert "tried on a copy of the batch, none made the step run: batch[1].float()" in (
+        report
+    )
     assert len(result.diagnosis.suggestions) <= 2
+
+
+def test_a_range_error_is_not_repaired_by_changing_labels_that_are_in_range():
+    """Labels 0..C-1 shifted by the loss's own code: one-hot labels would make the
+    step run, but the labels are right and the loss is wrong."""
+    labels = torch.arange(B) % CLASSES
+
+    def shifted_by_the_loss(model, batch):
+        return F.cross_entropy(model(batch[0]), batch[1] + 1)
+
+    result = check(Head, (_features(), labels), shifted_by_the_loss, device="cpu")
+    assert result.diagnosis.code == "label-range-error", result.report()
+    assert CHECKED not in result.report()
 
 
 def test_the_project_s_batch_is_never_changed_by_the_tries():

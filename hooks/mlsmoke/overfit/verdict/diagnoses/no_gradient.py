@@ -107,12 +107,16 @@ def _copied_each_call(run: GateRun) -> Diagnosis | None:
         for leaf in fresh
     ]
     if gradless:
-        lines.append(f"{DETACHED}: {_listed(gradless)}")
+        lines.append(f"{DETACHED}: {_listed(gradless, run.evidence)}")
     lines.append(
         f"the loss went {evidence.losses[0]:.4g} -> {evidence.losses[-1]:.4g} in"
         f" {evidence.steps} steps"
     )
-    subject = f"parameter {_listed(named)}" if named else "the parameters it copies"
+    subject = (
+        f"parameter {_listed(named, run.evidence)}"
+        if named
+        else "the parameters it copies"
+    )
     return Diagnosis(
         CODE,
         f"{subject} gets no gradient: forward copies it into a new tensor at"

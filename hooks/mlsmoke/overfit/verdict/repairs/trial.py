@@ -34,7 +34,8 @@ _TOPIC_WORDS = {
              "long", "float", "int"),
     "range": ("bounds", "support", "out of range", "n_classes", "between 0 and",
               "index"),
-    "shape": ("shape", "size", "dimension", "multi-target", "channels"),
+    "shape": ("shape", "size", "dimension", "multi-target", "channels",
+              "index tensor"),
 }  # fmt: skip
 
 
@@ -112,16 +113,20 @@ def proposals(batch: Any, context: Context, kinds: list[Proposer]) -> list[Repai
 
 
 def rank(repairs: list[Repair], message: str) -> list[Repair]:
-    """The repairs whose kind the error's words point at first (a stable sort)."""
+    """The repairs of the kinds the error's words point at, the earliest named first
+    (a stable sort); every kind when its words name none. A repair of a kind the error
+    does not speak of would run for another reason than the error's (one-hot labels
+    that are in range make a range error go away, and change what they mean)."""
     text = message.lower()
-    order = sorted(
-        _TOPIC_WORDS,
-        key=lambda topic: min(
-            (text.find(word) for word in _TOPIC_WORDS[topic] if word in text),
-            default=len(text) + 1,
-        ),
-    )
-    return sorted(repairs, key=lambda repair: order.index(repair.topic))
+    named = {
+        topic: min(text.find(word) for word in words if word in text)
+        for topic, words in _TOPIC_WORDS.items()
+        if any(word in text for word in words)
+    }
+    if not named:
+        return list(repairs)
+    kept = [repair for repair in repairs if repair.topic in named]
+    return sorted(kept, key=lambda repair: named[repair.topic])
 
 
 def _output_shape(run: GateRun) -> tuple[int, ...] | None:
