@@ -94,7 +94,8 @@ class WarmProject:
         return self.run("overfit", "--no-cache", **options)
 
     def doctest(self, **options: Any) -> Outcome:
-        return self.run("doctest", "app.py", **options)
+        # --no-cache: every call is a job for the worker, not a cached pass
+        return self.run("doctest", "--no-cache", "app.py", **options)
 
     def seen(self) -> list[dict[str, Any]]:
         path = Path(self.env[SEEN_VARIABLE])

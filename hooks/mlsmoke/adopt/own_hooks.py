@@ -65,7 +65,7 @@ def doctest(
         for file in examples
     }
     try:
-        results = run_where_dependencies_import(examples, root, settings)
+        results, _ = run_where_dependencies_import(examples, root, settings)
     except EnvironmentProblem as problem:
         return {path: [] for path in shown.values()}, str(problem)
     failing: Failures = {}
