@@ -62,7 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not pending:
         imports.save()
         if args.verbose:
-            print(f"doctest: {cached} files passed before (cached), none ran")
+            noun = "file" if cached == 1 else "files"
+            print(f"doctest: {cached} {noun} passed before (cached), none ran")
         return EXIT_OK  # every file passed before, and nothing they ran changed
     started = time.time()
     try:
