@@ -43,7 +43,7 @@ def test_a_clone_at_the_release_tag_with_the_upstream_remote_writes_the_tag(
     head = commit_all(clone, "after the release")
     source = from_checkout(clone, "a clone")
     assert (source.repo, source.rev) == (str(clone), head)
-    assert source.requirement == f"mlsmoke @ git+file://{clone}@{head}"
+    assert source.requirement == f"mlsmoke @ git+file://localhost{clone}@{head}"
 
 
 def test_installs_say_where_their_hooks_are(tmp_path):

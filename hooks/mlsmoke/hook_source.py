@@ -49,8 +49,13 @@ class HookSource:
 
     @property
     def requirement(self) -> str:
-        """The pip requirement of mlsmoke at this repo and rev."""
-        url = Path(self.repo).as_uri() if self.is_path else self.repo
+        """The pip requirement of mlsmoke at this repo and rev. A local path is written
+        ``file://localhost/...``: the pip that ``python -m venv`` brings (23.x) refuses
+        a ``git+file:///`` URL with no host in a requirement, and with it every
+        install of the project that lists it, extras included."""
+        url = self.repo
+        if self.is_path:
+            url = "file://localhost" + Path(self.repo).as_uri()[len("file://") :]
         return f"mlsmoke @ git+{url}@{self.rev}"
 
 

@@ -239,7 +239,7 @@ def test_new_offline_writes_local_hooks_and_mlsmoke_from_the_clone(
     assert config["repos"][-1]["rev"] == hook_repo.rev
     assert config["ci"]["skip"] == ["doctest", "overfit-batch"]
     dev = tomllib.loads((project / "pyproject.toml").read_text())["project"]
-    assert f"mlsmoke @ git+file://{hook_repo.path}@{hook_repo.rev}" in (
+    assert f"mlsmoke @ git+file://localhost{hook_repo.path}@{hook_repo.rev}" in (
         dev["optional-dependencies"]["dev"]
     )
 
