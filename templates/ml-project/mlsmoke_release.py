@@ -68,8 +68,12 @@ def _offline_hooks_module() -> str:
 
 
 def git_url(repo: str) -> str:
-    """A repo as pip's ``git+`` takes it: a local path as a ``file://`` URL."""
-    return Path(repo).as_uri() if Path(repo).is_absolute() else repo
+    """A repo as pip's ``git+`` takes it: a local path as a ``file://localhost/``
+    URL (the pip a fresh venv brings refuses a requirement whose git+file URL has no
+    host, and with it every install of the project)."""
+    if not Path(repo).is_absolute():
+        return repo
+    return "file://localhost" + Path(repo).as_uri()[len("file://") :]
 
 
 class MlsmokeRelease(Extension):
