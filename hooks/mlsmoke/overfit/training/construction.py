@@ -59,6 +59,7 @@ def takes_model(factory: Callable[..., Any]) -> bool:
     annotation = first.annotation
     if isinstance(annotation, type) and issubclass(annotation, torch.nn.Module):
         return True
+    # Under `from __future__ import annotations` the annotation is only a name.
     if isinstance(annotation, str) and annotation.strip("\"'").rsplit(".", 1)[-1] in (
         "Module",
         "LightningModule",

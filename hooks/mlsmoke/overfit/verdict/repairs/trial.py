@@ -28,7 +28,7 @@ MAX_TRIES = 12
 BUDGET_SECONDS = 2.0
 _FAILED_PHASES = ("forward", "loss")
 
-# Words of an error that make a kind of repair the likely one, most telling first.
+# Words of an error that speak of each kind of repair (see rank).
 _TOPIC_WORDS = {
     "cast": ("scalar type", "dtype", "cast", "boolean", "bool", "not implemented for",
              "long", "float", "int"),
