@@ -22,9 +22,10 @@ from pathlib import Path
 
 import yaml
 
+from mlsmoke.offline_hooks import MLSMOKE_HOOK_IDS
+
 from benchmarks.measure import ProcessRun, run_process
 from benchmarks.precommit import (
-    MLSMOKE_HOOKS,
     ROOT,
     commit_all,
     hook_repo,
@@ -87,7 +88,7 @@ def write_offline_config(config: Path, all_hooks: bool) -> None:
         document["repos"] = [
             repo
             for repo in document["repos"]
-            if all(hook["id"] in MLSMOKE_HOOKS for hook in repo["hooks"])
+            if all(hook["id"] in MLSMOKE_HOOK_IDS for hook in repo["hooks"])
         ]
     for repo in document["repos"]:
         for hook in repo["hooks"]:

@@ -233,11 +233,12 @@ def test_new_offline_writes_local_hooks_and_mlsmoke_from_the_clone(
     project = tmp_path / "air-gapped"
     config = yaml.safe_load((project / ".pre-commit-config.yaml").read_text())
     assert [repo["repo"] for repo in config["repos"]] == [
+        str(hook_repo.path),
         *["local"] * 4,
         str(hook_repo.path),
     ]
     assert config["repos"][-1]["rev"] == hook_repo.rev
-    assert config["ci"]["skip"] == ["doctest", "overfit-batch"]
+    assert config["ci"]["skip"] == ["warm-worker", "doctest", "overfit-batch"]
     dev = tomllib.loads((project / "pyproject.toml").read_text())["project"]
     assert f"mlsmoke @ git+file://localhost{hook_repo.path}@{hook_repo.rev}" in (
         dev["optional-dependencies"]["dev"]

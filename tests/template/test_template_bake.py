@@ -192,7 +192,7 @@ def test_precommit_config_wires_every_hook_and_skips_two_on_precommit_ci(
             "overfit-batch",
         ],
     }
-    assert config["ci"]["skip"] == ["doctest", "overfit-batch"]
+    assert config["ci"]["skip"] == ["warm-worker", "doctest", "overfit-batch"]
     assert config["ci"]["autoupdate_schedule"] in ("weekly", "monthly", "quarterly")
     text = config_path.read_text()
     for reason in ("no network", "no project environment", "250 MiB"):
@@ -233,7 +233,7 @@ def test_third_party_revs_and_plugins_are_those_of_hook_repos(bake: Bake) -> Non
     config = yaml.safe_load((bake() / ".pre-commit-config.yaml").read_text())
     pinned = {
         repo["repo"]: (repo["rev"], repo["hooks"][0].get("additional_dependencies"))
-        for repo in config["repos"][:-1]
+        for repo in config["repos"][1:-1]
     }
     assert pinned == {
         entry["repo"]: (entry["rev"], entry.get("additional_dependencies"))
@@ -275,7 +275,7 @@ def test_a_hook_version_bump_is_one_edit_in_hook_repos(
     (package / "hook_repos.py").write_text(bumped)
     monkeypatch.delitem(sys.modules, "mlsmoke_release", raising=False)
     config = bake(checkout / "templates" / "ml-project") / ".pre-commit-config.yaml"
-    flake8 = yaml.safe_load(config.read_text())["repos"][2]
+    flake8 = yaml.safe_load(config.read_text())["repos"][3]
     assert flake8["rev"] == "7.9.9"
     assert flake8["hooks"][0]["additional_dependencies"] == ["torchfix==0.9.9"]
 

@@ -57,6 +57,7 @@ APP = textwrap.dedent('''
             "token": os.environ.get("MLSMOKE_RUN"),
             "leaked": os.environ.get("LEAKED_BY_A_JOB"),
             "value": VALUE,
+            "dynamo": "torch._dynamo" in sys.modules,
         }
         with open(os.environ["MLSMOKE_TEST_SEEN"], "a") as file:
             file.write(json.dumps(entry) + "\\n")

@@ -10,7 +10,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from faults.faultkit import Fault, assert_clean
+from faults.faultkit import MARKER_VARIABLE, Fault, assert_clean
 
 from .warmkit import WarmProject, wait_until, warm_project
 
@@ -80,7 +80,9 @@ def test_a_worker_killed_during_a_job_reruns_it_in_a_process_of_its_own(
 ):
     assert project.overfit().code == 0  # the worker is up
     _slow_gate(project, seconds=4)
-    outcome = project.overfit(fault=Fault(signal.SIGKILL, delay=2.0, target="warm"))
+    outcome = project.overfit(
+        fault=Fault(signal.SIGKILL, reached="slow", delay=0.5, target="warm")
+    )
     assert outcome.code == 0 and "PASS" in outcome.stdout, outcome.output
     assert "ended while it ran the job" in outcome.stderr
     assert "running it again in a process of its own" in outcome.stderr
@@ -147,6 +149,8 @@ def _slow_gate(project: WarmProject, seconds: float = 300) -> None:
         app.write(
             "\n\ndef slow():\n    record('slow')\n"
             "    import subprocess, time\n"
+            f"    with open(os.environ['{MARKER_VARIABLE}'], 'a') as marker:\n"
+            "        marker.write('slow\\n')\n"
             "    subprocess.Popen(['sleep', '300'])\n"
             f"    time.sleep({seconds})\n"
             "    return torch.nn.Linear(4, 3)\n"
@@ -157,7 +161,7 @@ def test_a_killed_worker_takes_its_running_job_along(project: WarmProject):
     assert project.overfit().code == 0
     _slow_gate(project)
     outcome = project.overfit(
-        fault=Fault(signal.SIGKILL, delay=4.0, target="warm"), limit=15
+        fault=Fault(signal.SIGKILL, reached="slow", delay=0.5, target="warm"), limit=15
     )
     assert "ended while it ran the job" in outcome.stderr, outcome.output
     assert outcome.code == -signal.SIGKILL  # the cold re-run hung at the test's limit
@@ -167,7 +171,7 @@ def test_a_killed_worker_takes_its_running_job_along(project: WarmProject):
 def test_a_hook_killed_during_a_job_takes_the_job_along(project: WarmProject):
     assert project.overfit().code == 0
     _slow_gate(project)
-    outcome = project.overfit(fault=Fault(signal.SIGKILL, delay=4.0))
+    outcome = project.overfit(fault=Fault(signal.SIGKILL, reached="slow", delay=0.5))
     assert outcome.code == -signal.SIGKILL
     assert not outcome.processes, outcome.processes  # the job and its sleep
     (worker,) = project.warm_pids()

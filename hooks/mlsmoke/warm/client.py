@@ -132,8 +132,7 @@ def start_job(
     directory = runtime_directory(os.environ)
     if directory is None:
         return None
-    dependencies = read_pyproject(root).get("project", {}).get("dependencies", [])
-    identity = worker_identity(root, python, _as_list(dependencies), os.environ)
+    identity = _identity(root, python)
     if _refused_lately(directory, identity.key):
         return None
     token = uuid.uuid4().hex
@@ -163,6 +162,28 @@ def start_job(
             if answer is None or "retired" not in answer:
                 return None
     return None
+
+
+def ensure_worker(root: Path, python: Path, idle: float) -> bool:
+    """Start the worker for ``root`` and ``python`` unless one listens already;
+    whether one listens now."""
+    directory = runtime_directory(os.environ)
+    if directory is None:
+        return False
+    identity = _identity(root, python)
+    if _refused_lately(directory, identity.key):
+        return False
+    with _locked(directory, identity.key):
+        connection = _connect(directory, identity, idle)
+    if connection is None:
+        return False
+    connection.close()
+    return True
+
+
+def _identity(root: Path, python: Path) -> WorkerIdentity:
+    dependencies = read_pyproject(root).get("project", {}).get("dependencies", [])
+    return worker_identity(root, python, _as_list(dependencies), os.environ)
 
 
 def _as_list(value: Any) -> list[str]:

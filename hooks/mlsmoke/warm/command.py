@@ -1,8 +1,10 @@
-"""``mlsmoke worker status|stop``: the warm workers of this user, and how to stop them.
+"""``mlsmoke worker start|status|stop``: the warm workers of this user.
 
-``status`` lists every worker (its pid, project, interpreter, jobs, idle time); ``stop``
-stops them all, or with ``--project DIR`` the workers of that project only. A socket
-whose worker is gone is removed. Exit code 0; 2 for bad arguments.
+``start`` starts the worker of the project in the working directory and returns at
+once (``start.py``: the ``warm-worker`` hook). ``status`` lists every worker (its pid,
+project, interpreter, jobs, idle time); ``stop`` stops them all, or with
+``--project DIR`` the workers of that project only. A socket whose worker is gone is
+removed. Exit code 0; 2 for bad arguments or a bad ``[tool.mlsmoke.worker]``.
 """
 
 from __future__ import annotations
@@ -15,16 +17,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mlsmoke.config import find_project_root
 from mlsmoke.warm.identity import runtime_directory
 from mlsmoke.warm.protocol import Connection
 from mlsmoke.warm.settings import worker_settings
+from mlsmoke.warm.start import start_in_background
 
 ANSWER_SECONDS = 5.0
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mlsmoke worker", description=__doc__)
-    parser.add_argument("action", choices=["status", "stop"])
+    parser.add_argument("action", choices=["start", "status", "stop"])
     parser.add_argument("--project", metavar="DIR", help="only this project's workers")
     return parser
 
@@ -32,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     project = Path(args.project).resolve() if args.project else None
+    if args.action == "start":
+        return start_in_background(project or find_project_root())
     directory = runtime_directory(os.environ)
     if directory is None:
         print("no worker: the worker directory is missing or not private")

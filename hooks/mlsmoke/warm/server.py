@@ -27,6 +27,7 @@ from typing import Any
 
 from mlsmoke.process_group import TOKEN_VARIABLE
 from mlsmoke.warm import freshness
+from mlsmoke.warm.first_use import START_DELAY, FirstUse
 from mlsmoke.process_group import kill_descendants
 from mlsmoke.warm.jobs import (
     Job,
@@ -57,6 +58,7 @@ class _Worker:
     last_active: float = field(default_factory=time.monotonic)
     jobs_run: int = 0
     retiring: str = ""
+    first_use: FirstUse = field(default_factory=FirstUse)
 
 
 _stop_requested = threading.Event()
@@ -138,6 +140,9 @@ def _serve(worker: _Worker) -> int:
                 from_hook(pid, job)
         if reap(worker.jobs):
             worker.last_active = time.monotonic()
+        if worker.first_use.pending and not worker.jobs:
+            if _idle_for(worker) > START_DELAY:
+                worker.first_use.start()
     _shut_down(worker)
     return 0
 
@@ -153,6 +158,8 @@ def _wait(worker: _Worker, wake_read: int, next_check: float) -> list[Any]:
     timeout = max(0.0, next_check - time.monotonic())
     if not worker.jobs:
         timeout = min(timeout, max(0.0, worker.idle - _idle_for(worker)))
+    if worker.first_use.pending and not worker.jobs:
+        timeout = min(timeout, max(0.0, START_DELAY - _idle_for(worker)) + 0.01)
     try:
         return select.select(watched, [], [], timeout)[0]
     except InterruptedError:
@@ -236,6 +243,8 @@ def _answer(worker: _Worker, request: dict[str, Any]) -> dict[str, Any]:
 def _start_job(
     worker: _Worker, connection: Connection, job: dict[str, Any], fds: list[int]
 ) -> None:
+    if worker.first_use.running:
+        _finish_first_use(worker)
     changed = freshness.first_change(worker.snapshot)
     if changed:
         _retire(worker, f"{changed} changed")
@@ -268,7 +277,19 @@ def _start_job(
     worker.jobs_run += 1
 
 
+def _finish_first_use(worker: _Worker) -> None:
+    """Join the first-use imports; their files join the snapshot, so that a change
+    to them retires the worker as a change to torch's does."""
+    if not worker.first_use.finish(worker.state["threads"]):
+        _retire(worker, "a thread started in the worker")
+        return
+    added = [path for path in freshness.loaded_files() if path not in worker.snapshot]
+    worker.snapshot.update(freshness.snapshot(added))
+
+
 def _shut_down(worker: _Worker) -> None:
+    if worker.first_use.running:
+        worker.first_use.finish(worker.state["threads"])
     for pid in worker.jobs:
         signal_group(pid, signal.SIGKILL)
     kill_adopted(worker.jobs)

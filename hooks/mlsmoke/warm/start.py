@@ -1,0 +1,54 @@
+"""``mlsmoke worker start``: start the project's worker, and return at once.
+
+As the ``warm-worker`` hook, first in a commit's hooks, it lets the worker import torch
+while black, flake8 and the other hooks run, so that the doctest and overfit-batch hooks
+find it warm. The hook returns at once: a detached process finds the interpreter the
+gate would use and starts the worker there, holding the worker's start lock, so a hook
+that needs the worker meanwhile waits for it rather than starting another. Whatever goes
+wrong is silent and exit 0: the hooks then start the worker, or their own processes,
+as they would have anyway. With the worker off (``MLSMOKE_WORKER=0``, the config, a
+platform without a safe fork) it does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mlsmoke.interpreter import configured_python, first_that_imports
+from mlsmoke.interpreter import project_candidates
+from mlsmoke.warm.client import ensure_worker
+from mlsmoke.warm.settings import worker_settings
+
+
+def start_in_background(root: Path) -> int:
+    settings = worker_settings(root, os.environ)
+    if not settings.enabled:
+        return 0
+    if os.fork() != 0:
+        return 0
+    code = 1
+    try:
+        _detach()
+        code = 0 if _start(root, settings.idle) else 1
+    finally:
+        os._exit(code)
+
+
+def _detach() -> None:
+    """A session of its own, and no descriptor of the hook's: pre-commit waits for
+    its output pipes to close, and must not wait for this process."""
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+
+
+def _start(root: Path, idle: float) -> bool:
+    try:
+        candidates = project_candidates(root, configured_python(root, "overfit", None))
+        python = first_that_imports(candidates, ["torch"])
+    except Exception:  # no interpreter with torch: the hooks will say so
+        return False
+    return ensure_worker(root, python.path, idle)
