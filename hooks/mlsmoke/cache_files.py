@@ -101,14 +101,15 @@ class CacheDirectory:
     def write(self, key: str, entry: Any) -> None:
         """Store ``entry`` under ``key``; CacheNotWritten when that cannot be done."""
         try:
-            self._prepare()
+            self.prepare()
             write_text_atomically(self.directory / f"{key}.json", json.dumps(entry))
             self._prune()
         except OSError as error:
             reason = error.strerror or str(error)
             raise CacheNotWritten(f"{self.directory}: {reason}") from None
 
-    def _prepare(self) -> None:
+    def prepare(self) -> None:
+        """The directory, made, and ignored by git."""
         self.directory.mkdir(parents=True, exist_ok=True)
         ignore = self.directory.parent / ".gitignore"
         if not ignore.exists():

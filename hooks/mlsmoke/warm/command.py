@@ -30,6 +30,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mlsmoke worker", description=__doc__)
     parser.add_argument("action", choices=["start", "status", "stop"])
     parser.add_argument("--project", metavar="DIR", help="only this project's workers")
+    parser.add_argument(
+        "--no-gate",
+        action="store_true",
+        help="start: only the worker, not the gate run ahead under pre-commit",
+    )
     return parser
 
 
@@ -37,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     project = Path(args.project).resolve() if args.project else None
     if args.action == "start":
-        return start_in_background(project or find_project_root())
+        return start_in_background(project or find_project_root(), not args.no_gate)
     directory = runtime_directory(os.environ)
     if directory is None:
         print("no worker: the worker directory is missing or not private")

@@ -4,10 +4,12 @@ As the ``warm-worker`` hook, first in a commit's hooks, it lets the worker impor
 while black, flake8 and the other hooks run, so that the doctest and overfit-batch hooks
 find it warm. The hook returns at once: a detached process finds the interpreter the
 gate would use and starts the worker there, holding the worker's start lock, so a hook
-that needs the worker meanwhile waits for it rather than starting another. Whatever goes
-wrong is silent and exit 0: the hooks then start the worker, or their own processes,
-as they would have anyway. With the worker off (``MLSMOKE_WORKER=0``, the config, a
-platform without a safe fork) it does nothing.
+that needs the worker meanwhile waits for it rather than starting another. Under
+pre-commit, that process then runs the gate ahead (``overfit/process/ahead.py``) unless
+``--no-gate`` or ``SKIP`` says otherwise: the overfit-batch hook takes its result.
+Whatever goes wrong is silent and exit 0: the hooks then start the worker, or their own
+processes, as they would have anyway. With the worker off (``MLSMOKE_WORKER=0``, the
+config, a platform without a safe fork) it does nothing.
 """
 
 from __future__ import annotations
@@ -17,32 +19,43 @@ from pathlib import Path
 
 from mlsmoke.interpreter import configured_python, first_that_imports
 from mlsmoke.interpreter import project_candidates
+from mlsmoke.overfit.process import ahead
 from mlsmoke.warm.client import ensure_worker
 from mlsmoke.warm.settings import worker_settings
 
 
-def start_in_background(root: Path) -> int:
+def start_in_background(root: Path, gate: bool = True) -> int:
     settings = worker_settings(root, os.environ)
     if not settings.enabled:
         return 0
+    lock = ahead.hold(root) if gate and ahead.wanted() else None
     if os.fork() != 0:
         return 0
     code = 1
     try:
-        _detach()
+        _detach(keep=lock)
         code = 0 if _start(root, settings.idle) else 1
+        if code == 0 and lock is not None:
+            from mlsmoke.overfit.process.main import default_keys, main
+
+            ahead.run(root, lock, main, default_keys)
     finally:
         os._exit(code)
 
 
-def _detach() -> None:
-    """A session of its own, and no descriptor of the hook's: pre-commit waits for
-    its output pipes to close, and must not wait for this process."""
+def _detach(keep: int | None) -> None:
+    """A session of its own, and no descriptor of the hook's but ``keep``: pre-commit
+    waits for its output pipes to close, and must not wait for this process."""
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+    end = os.sysconf("SC_OPEN_MAX")
+    if keep is None:
+        os.closerange(3, end)
+    else:
+        os.closerange(3, keep)
+        os.closerange(keep + 1, end)
 
 
 def _start(root: Path, idle: float) -> bool:

@@ -27,6 +27,7 @@ from mlsmoke.interpreter import (
     first_that_imports,
     project_candidates,
 )
+from mlsmoke.overfit.process import ahead
 from mlsmoke.overfit.process.cache import (
     CacheNotWritten,
     PassCache,
@@ -71,16 +72,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     if args.device is not None:
         device_name(args.device, "--device")
     if args.json:
         check_writable(Path(args.json))
-    root = find_project_root()
-    gates = select_gates(load_gates(root, args.tier), args.gate)
+    root, gates, candidates, keys = _plan(args)
     cache = PassCache(root)
-    candidates = _candidates(root, gates)
-    keys = _cache_keys(root, gates, args.device, candidates)
+    taken = ahead.take(root, argv, keys)
+    if taken is not None:
+        sys.stdout.write(taken.stdout)
+        sys.stderr.write(taken.stderr)
+        return taken.code
     results: dict[str, Result] = {}
     if not args.no_cache:
         for gate in gates:
@@ -111,6 +115,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         _write_json(Path(args.json), ordered)
     return max(result.exit_code for result in ordered)
+
+
+def default_keys() -> dict[str, str]:
+    """The cache keys of the gates ``mlsmoke overfit`` runs with no arguments."""
+    return _plan(build_parser().parse_args([]))[3]
+
+
+def _plan(
+    args: argparse.Namespace,
+) -> tuple[Path, list[GateSettings], dict[str | None, list[Candidate]], dict[str, str]]:
+    """The project root, the gates to run, their interpreters and their cache keys."""
+    root = find_project_root()
+    gates = select_gates(load_gates(root, args.tier), args.gate)
+    candidates = _candidates(root, gates)
+    return root, gates, candidates, _cache_keys(root, gates, args.device, candidates)
 
 
 def _candidates(
