@@ -31,6 +31,7 @@ from urllib.parse import unquote, urlparse
 
 import mlsmoke
 from mlsmoke.errors import UsageError
+from mlsmoke.git_url import git_url
 
 UPSTREAM_URL = "https://github.com/mlsmoke/mlsmoke"
 MANIFEST = ".pre-commit-hooks.yaml"
@@ -49,14 +50,9 @@ class HookSource:
 
     @property
     def requirement(self) -> str:
-        """The pip requirement of mlsmoke at this repo and rev. A local path is written
-        ``file://localhost/...``: the pip that ``python -m venv`` brings (23.x) refuses
-        a ``git+file:///`` URL with no host in a requirement, and with it every
-        install of the project that lists it, extras included."""
-        url = self.repo
-        if self.is_path:
-            url = "file://localhost" + Path(self.repo).as_uri()[len("file://") :]
-        return f"mlsmoke @ git+{url}@{self.rev}"
+        """The pip requirement of mlsmoke at this repo and rev (a local path as a
+        ``file://localhost/`` URL: see :mod:`mlsmoke.git_url`)."""
+        return f"mlsmoke @ git+{git_url(self.repo)}@{self.rev}"
 
 
 def release_tag(version: str = mlsmoke.__version__) -> str:

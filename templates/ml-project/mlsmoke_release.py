@@ -2,17 +2,20 @@
 third-party hooks it runs.
 
 Each has one home in the mlsmoke package: the version is ``__version__`` in its
-``__init__.py``, the third-party revs are ``HOOK_REPOS`` in ``hook_repos.py``. This
-Jinja extension reads them there and gives the template ``mlsmoke_repo``,
-``mlsmoke_rev`` and ``hook_repos``, so a release or a version bump updates every
+``__init__.py``, the third-party revs are ``HOOK_REPOS`` in ``hook_repos.py``, the URL
+pip is given for a local clone is ``git_url`` in ``git_url.py``. This Jinja extension
+reads them there and gives the template ``mlsmoke_repo``, ``mlsmoke_rev``,
+``hook_repos`` and the ``git_url`` filter, so a release or a version bump updates every
 generated ``.pre-commit-config.yaml``. It works from a checkout (``cookiecutter <repo>
 --directory templates/ml-project``) and from the copy of the template shipped inside the
-mlsmoke package, where mlsmoke may not be importable: it reads files, not modules.
+mlsmoke package, where mlsmoke may not be importable: it reads (or loads) files by
+path, never the mlsmoke package.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 from pathlib import Path
 from typing import Any
@@ -68,12 +71,15 @@ def _offline_hooks_module() -> str:
 
 
 def git_url(repo: str) -> str:
-    """A repo as pip's ``git+`` takes it: a local path as a ``file://localhost/``
-    URL (the pip a fresh venv brings refuses a requirement whose git+file URL has no
-    host, and with it every install of the project)."""
-    if not Path(repo).is_absolute():
-        return repo
-    return "file://localhost" + Path(repo).as_uri()[len("file://") :]
+    """A repo as pip's ``git+`` takes it: ``git_url`` of mlsmoke's git_url.py, loaded
+    by path (a local path becomes a ``file://localhost/`` URL)."""
+    path = _package_file("git_url.py")
+    spec = importlib.util.spec_from_file_location("mlsmoke_git_url", path)
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.git_url(repo)
 
 
 class MlsmokeRelease(Extension):

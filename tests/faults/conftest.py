@@ -21,6 +21,16 @@ def fault_project(tmp_path: Path) -> Callable[..., Path]:
     return make
 
 
+@pytest.fixture(
+    params=["spawning_model", "forking_model", "daemon_model"],
+    ids=["subprocess", "fork", "double-fork-daemon"],
+)
+def process_starting_model(request: pytest.FixtureRequest) -> str:
+    """Each factory whose model starts processes of its own: by subprocess, by fork,
+    and as a double-forked daemon."""
+    return f"fault_factories:{request.param}"
+
+
 @pytest.fixture
 def mlsmoke(tmp_path: Path) -> Callable[..., Outcome]:
     """``mlsmoke(*args, cwd=..., fault=..., ...)``: the CLI in a subprocess."""

@@ -12,13 +12,10 @@ import pytest
 from .faultkit import Fault, assert_clean
 
 
-@pytest.mark.parametrize(
-    "model",
-    ["spawning_model", "forking_model", "daemon_model"],
-    ids=["subprocess", "fork", "double-fork-daemon"],
-)
-def test_children_of_a_passing_gate_do_not_outlive_it(fault_project, mlsmoke, model):
-    fault_project(model=f"fault_factories:{model}")
+def test_children_of_a_passing_gate_do_not_outlive_it(
+    fault_project, mlsmoke, process_starting_model
+):
+    fault_project(model=process_starting_model)
     outcome = mlsmoke("overfit", "--no-cache")
     assert outcome.code == 0 and "PASS" in outcome.stdout, outcome.output
     assert_clean(outcome)

@@ -66,13 +66,10 @@ def test_a_hang_in_a_forked_job_ends_at_its_timeout(fault_project, warm):
     _passes_in_the_same_worker(warm, fault_project, outcome)
 
 
-@pytest.mark.parametrize(
-    "model",
-    ["spawning_model", "forking_model", "daemon_model"],
-    ids=["subprocess", "fork", "double-fork-daemon"],
-)
-def test_what_a_forked_job_starts_does_not_outlive_it(fault_project, warm, model):
-    fault_project(model=f"fault_factories:{model}")
+def test_what_a_forked_job_starts_does_not_outlive_it(
+    fault_project, warm, process_starting_model
+):
+    fault_project(model=process_starting_model)
     outcome = warm("overfit", "--no-cache")
     assert outcome.code == 0 and "PASS" in outcome.stdout, outcome.output
     assert outcome.workers

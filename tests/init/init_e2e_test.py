@@ -15,6 +15,7 @@ from adoption import PROJECT_ENV, Adopted, PreCommit, mlsmoke
 from legacy_repo import PYPROJECT
 
 from gitrepo import commit_all, git
+from pre_commit_output import passed_hooks
 from mlsmoke.adopt.baselines import Project
 
 pytestmark = pytest.mark.e2e
@@ -31,20 +32,11 @@ EVERY_HOOK = {
 }
 
 
-def passed(output: str) -> set[str]:
-    return {
-        line.rsplit("Passed", 1)[0].rstrip(".").strip()
-        for line in output.splitlines()
-        if line.endswith("Passed")
-    }
-
-
 def test_all_files_pass_right_after_init(adopted: Adopted, pre_commit: PreCommit):
     ran = pre_commit(adopted, "--all-files")
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert {"black", "flake8", "shellcheck", "bash strict mode", "doctest"} <= passed(
-        ran.stdout
-    ), ran.stdout
+    ours = {"black", "flake8", "shellcheck", "bash strict mode", "doctest"}
+    assert ours <= passed_hooks(ran.stdout), ran.stdout
 
 
 def test_init_keeps_the_teams_config_and_comments(adopted: Adopted):

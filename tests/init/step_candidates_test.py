@@ -10,7 +10,7 @@ from adoption import mlsmoke
 from gitrepo import commit_all, init_git_repo
 from legacy_repo import write_legacy_repo
 
-from mlsmoke.adopt.step_candidates import find, notes
+from mlsmoke.adopt.step_candidates import find, notes, the_one
 
 STEP = """
 def train_step(model, batch, optimizer, scheduler=None):
@@ -71,6 +71,34 @@ def test_step_like_functions_are_found_by_signature_and_body(tmp_path):
     assert found.inline == []  # fit's loop is inside a step-like function
     first, _ = notes(found)
     assert 'set step = "pkg.loop:train_step"' in first
+
+
+UNCALLABLE = """
+def train_step_with_loss_fn(model, batch, optimizer, criterion):
+    loss = criterion(model(batch[0]), batch[1])
+    loss.backward()
+    optimizer.step()
+
+
+def train_step(model, batch, optimizer, *, log_every=10, **options):
+    loss = model(*batch)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss
+"""
+
+
+def test_the_one_step_function_is_the_only_one_the_gate_can_call(tmp_path):
+    found = find(tmp_path, write(tmp_path, {"train.py": UNCALLABLE}))
+    assert [(c.spec, c.gate_can_call) for c in found.functions] == [
+        ("train:train_step_with_loss_fn", False),  # criterion has no default
+        ("train:train_step", True),
+    ]
+    assert the_one(found).spec == "train:train_step"
+    two = find(tmp_path, write(tmp_path, {"src/pkg/loop.py": STEP}))
+    assert all(c.gate_can_call for c in two.functions)
+    assert the_one(two) is None  # train_step and fit: init does not choose
 
 
 def test_a_loop_inline_in_a_script_gets_the_refactor(tmp_path):

@@ -26,11 +26,12 @@ class AdapterCase:
 
 
 P = "lightning_project"
+SITE = "tests/overfit/lightning_project.py:"  # where configure_optimizers builds AdamW
 CASES = [
     AdapterCase("lightning-with-datamodule", f"{P}:Classifier", f"{P}:datamodule",
-                "memorized", "AdamW lr 0.003 (from configure_optimizers)"),
+                "memorized", f"AdamW lr 0.003 (from configure_optimizers at {SITE}"),
     AdapterCase("lightning-with-loader", f"{P}:Classifier", f"{P}:train_loader",
-                "memorized", "AdamW lr 0.003 (from configure_optimizers)"),
+                "memorized", f"AdamW lr 0.003 (from configure_optimizers at {SITE}"),
     AdapterCase("lightning-with-workers", f"{P}:Classifier", f"{P}:loader_with_workers",
                 "memorized", "num_workers=2"),
     AdapterCase("warmup-stuck-at-zero", f"{P}:WarmupStuckAtZero", f"{P}:train_loader",
@@ -97,7 +98,9 @@ def test_notes_say_where_the_loss_and_batch_came_from():
 def test_an_lr_key_overrides_configure_optimizers_and_says_so():
     result, told = run(CASES[1], lr=0.001)
     assert result.passed, told
-    assert "AdamW lr 0.001 (lr key, optimizer from configure_optimizers)" in told
+    assert (
+        f"AdamW lr 0.001 (lr key, optimizer from configure_optimizers at {SITE}" in told
+    )
     assert (
         "lr: 0.001 from tool.mlsmoke.overfit.lr, replacing configure_optimizers' 0.003"
         in result.notes

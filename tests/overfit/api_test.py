@@ -5,9 +5,11 @@ from __future__ import annotations
 import random
 
 import pytest
+import step_functions
 import torch
 from bad_inputs import LogitsOnly
 from overfit_models import MLP, TinyLM, lm_batch, mlp_batch, mlp_loss
+from step_functions import forgot_zero_grad, takes_a_criterion, train_step
 
 from mlsmoke.errors import ConfigError
 from mlsmoke.overfit import check
@@ -47,6 +49,48 @@ def test_check_names_bad_arguments():
     assert result.diagnosis.summary.startswith("check() argument loss:")
 
 
+def test_check_calls_the_projects_step_as_the_step_key_does():
+    result = check(step_functions.build, step_functions.batch, step=train_step)
+    assert result.passed, result.report()
+    assert "step: train_step(model, batch, optimizer), called once" in "\n".join(
+        result.notes
+    )
+    named = check(
+        step_functions.build, step_functions.batch, step="step_functions:train_step"
+    )
+    assert named.passed, named.report()
+
+
+@pytest.mark.parametrize(
+    "step",
+    [forgot_zero_grad, "step_functions:forgot_zero_grad"],
+    ids=["callable", "name"],
+)
+def test_a_step_that_forgets_zero_grad_fails_check(step):
+    result = check(step_functions.build, step_functions.batch, step=step)
+    assert (result.verdict, result.diagnosis.code) == (
+        "fail",
+        "step-gradients-accumulate",
+    ), result.report()
+    assert "optimizer.zero_grad() is never called" in result.report()
+
+
+def test_check_names_a_bad_step():
+    with pytest.raises(ConfigError, match='check\\(\\).step: expected "package'):
+        check(MLP(), mlp_batch(), step="train_step")
+    with pytest.raises(ConfigError, match="step: expected a callable or"):
+        check(MLP(), mlp_batch(), step=3)
+    missing = check(MLP(), mlp_batch(), step="no_such_module:train_step")
+    assert missing.exit_code == 2
+    assert missing.diagnosis.summary.startswith(
+        "check() argument step: cannot import 'no_such_module'"
+    ), missing.report()
+    unbound = check(step_functions.build, step_functions.batch, step=takes_a_criterion)
+    assert unbound.exit_code == 2
+    assert unbound.diagnosis.summary.startswith("check() argument step:")
+    assert "it takes 'criterion', which the gate cannot give" in unbound.report()
+
+
 def test_the_pytest_fixture_passes_and_fails_with_the_report(pytester):
     pytester.makepyfile(test_memorize="""
         import torch
@@ -60,6 +104,7 @@ def test_the_pytest_fixture_passes_and_fails_with_the_report(pytester):
             return F.cross_entropy(model(batch[0]), batch[1])
 
         def test_memorizes(overfit):
+            torch.manual_seed(0)  # the model's init, whatever ran before
             result = overfit(torch.nn.Linear(4, 2), batch(), loss, target_ratio=0.5)
             assert result.passed
 

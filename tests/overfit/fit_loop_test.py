@@ -165,7 +165,11 @@ def test_a_scheduler_that_raises_is_named_as_the_lr_scheduler_step():
     result = _check(_ScheduleShorterThanTheGate)
     assert result.diagnosis.code == "train-error"
     assert result.diagnosis.summary.startswith("the lr scheduler step raised")
-    assert result.recipe == "AdamW lr 0.003 + OneCycleLR (from configure_optimizers)"
+    line = _ScheduleShorterThanTheGate.configure_optimizers.__code__.co_firstlineno + 1
+    assert result.recipe == (
+        "AdamW lr 0.003 + OneCycleLR (from configure_optimizers at"
+        f" tests/overfit/fit_loop_test.py:{line})"
+    )
 
 
 def test_a_floor_from_a_strong_weight_decay_names_it():

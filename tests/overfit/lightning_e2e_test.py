@@ -44,8 +44,8 @@ def test_a_lightning_project_needs_no_glue(lightning_repo, run_pre_commit):
     )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert (
-        "overfit default: PASS memorized · AdamW lr 0.003 (from configure_optimizers)"
-        in ran.stdout
+        "overfit default: PASS memorized · AdamW lr 0.003 (from configure_optimizers"
+        " at lightning_project.py:" in ran.stdout
     )
     assert "loss: Classifier.training_step(batch, 0)" in ran.stdout
     assert (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+import lightning
 import pytest
 import torch
 from overfit_models import MLP, mlp_batch, mlp_loss
@@ -93,6 +94,60 @@ def test_a_recipe_with_a_rate_too_low_is_blocked_naming_the_construction_line():
     assert result.diagnosis.code == "lr-too-low", result.report()
     where = f"optimizer_site_test.py:{CONSTRUCTION_LINE} in configure_optimizers"
     assert any(where in fix for fix in result.diagnosis.suggestions), result.report()
+
+
+class LitWithRecipe(lightning.LightningModule):
+    """A LightningModule whose configure_optimizers sets a rate far too low."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = MLP()
+
+    def training_step(self, batch, batch_idx):
+        return mlp_loss(self.net, batch)
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=6e-7)  # lightning's line
+
+
+def make_adamw(params):
+    return torch.optim.AdamW(params, lr=6e-7)  # the helper's line
+
+
+class LitWithHelper(LitWithRecipe):
+    """The same, with the optimizer built by a helper of the project."""
+
+    def configure_optimizers(self):
+        return make_adamw(self.parameters())
+
+
+@pytest.mark.parametrize(
+    ("module", "marker", "where"),
+    [
+        (LitWithRecipe, "# lightning's line", "configure_optimizers at {site}"),
+        (
+            LitWithHelper,
+            "# the helper's line",
+            "{site} in make_adamw, called by configure_optimizers",
+        ),
+    ],
+    ids=["in-configure-optimizers", "in-a-helper"],
+)
+def test_a_lightning_rate_too_low_is_blocked_naming_the_construction_line(
+    module, marker, where
+):
+    result = check(module, mlp_batch, device="cpu", max_steps=150)
+    assert result.diagnosis.code == "lr-too-low", result.report()
+    line = next(
+        number
+        for number, text in enumerate(open(__file__, encoding="utf-8"), 1)
+        if marker in text and "AdamW" in text
+    )
+    site = where.format(site=f"tests/overfit/optimizer_site_test.py:{line}")
+    assert any(
+        fix.startswith("raise the lr to about ") and f" in {site}, " in fix
+        for fix in result.diagnosis.suggestions
+    ), (site, result.report())
 
 
 def test_the_site_is_the_first_frame_outside_torch_and_mlsmoke():

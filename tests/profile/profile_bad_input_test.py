@@ -67,6 +67,13 @@ def test_a_trace_path_that_is_not_gzipped_json_is_a_usage_error(
     assert run.code == 2 and ".json.gz" in run.stderr
 
 
+def test_a_trace_that_cannot_be_written_names_trace(project: Path) -> None:
+    trace = project / "no-such-dir" / "trace.json.gz"
+    run = run_profile(project, "--trace", str(trace))
+    assert run.code == 2
+    assert f"--trace {trace}: no such directory" in run.stderr, run.stderr
+
+
 def test_a_loader_that_never_returns_is_killed_at_the_timeout_with_its_workers(
     project: Path,
 ) -> None:

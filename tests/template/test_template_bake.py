@@ -18,6 +18,7 @@ from cookiecutter.main import cookiecutter
 
 import mlsmoke
 from mlsmoke import hook_repos
+from mlsmoke.hook_source import HookSource
 
 BIN = Path(sys.executable).parent
 GITHUB_EXPRESSION = re.compile(r"\$\{\{[^{}]*\}\}")
@@ -211,6 +212,28 @@ def test_mlsmoke_rev_is_the_package_version(bake: Bake) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "repo",
+    [
+        "/srv/git/mlsmoke",
+        "/home/ana maria/my clones/mlsmoke",
+        "/home/zoë/Проекты/mlsmoke",
+    ],
+    ids=["plain", "spaces", "non-ascii"],
+)
+def test_a_local_mlsmoke_is_required_as_mlsmoke_init_requires_it(
+    bake: Bake, repo: str
+) -> None:
+    """The template and ``mlsmoke init`` write one requirement for one local clone."""
+    rev = "0123456789abcdef0123456789abcdef01234567"
+    project = bake(__mlsmoke_repo=repo, __mlsmoke_rev=rev)
+    dev = read_toml(project / "pyproject.toml")["project"]["optional-dependencies"]
+    requirement = HookSource(repo, rev, "a local clone").requirement
+    assert requirement.startswith("mlsmoke @ git+file://localhost/")
+    assert " " not in requirement.removeprefix("mlsmoke @ ")
+    assert requirement in dev["dev"], dev["dev"]
+
+
 def test_a_release_changes_the_rev_from_one_place(
     bake: Bake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -220,7 +243,8 @@ def test_a_release_changes_the_rev_from_one_place(
     package = checkout / "hooks" / "mlsmoke"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text('__version__ = "9.8.7"\n')
-    shutil.copy(Path(hook_repos.__file__), package / "hook_repos.py")
+    for name in ("hook_repos.py", "git_url.py"):
+        shutil.copy(Path(mlsmoke.__file__).with_name(name), package / name)
     # The extension module is cached by name; make cookiecutter load the copy's.
     monkeypatch.delitem(sys.modules, "mlsmoke_release", raising=False)
     project = bake(checkout / "templates" / "ml-project")

@@ -19,6 +19,7 @@ import pytest
 from baking import TEMPLATE
 from cookiecutter.main import cookiecutter
 from offline_config import rewrite_config
+from pre_commit_output import passed_hooks
 
 TORCH = "torch==2.13.0"
 GIT_IDENTITY = {
@@ -70,15 +71,6 @@ EVERY_HOOK = {
     "doctest",
     "overfit one batch",
 }
-
-
-def passed_hooks(output: str) -> set[str]:
-    """The names of the hooks pre-commit reports as Passed in ``output``."""
-    return {
-        line.rsplit("Passed", 1)[0].rstrip(".").strip()
-        for line in output.splitlines()
-        if line.endswith("Passed")
-    }
 
 
 def activated_env(venv: Path, pre_commit_home: Path) -> dict[str, str]:

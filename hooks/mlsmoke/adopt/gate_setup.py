@@ -9,6 +9,7 @@ verdict beside it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from mlsmoke.adopt import gate_module
 from mlsmoke.adopt import pyproject_edit as toml
 from mlsmoke.adopt.baselines import Project
 from mlsmoke.adopt.candidates import Candidate, Candidates
+from mlsmoke.adopt.step_candidates import StepCandidate
 from mlsmoke.errors import UsageError
 
 TABLE = "tool.mlsmoke.overfit"
@@ -35,6 +37,7 @@ class Gate:
     module: gate_module.GateModule | None = None  # mlsmoke_gate.py, to write
     run: bool = False  # run it once, then turn it on if it passed
     explicit: bool = False  # --model/--batch: a failure is init's failure
+    step: str | None = None  # the project's step function, kept if the gate passes
 
 
 @dataclass(frozen=True)
@@ -99,17 +102,43 @@ def _found(project: Project, found: Candidates) -> Gate:
     )
 
 
+def with_step(
+    project: Project, gate: Gate, step: StepCandidate | None, dry_run: bool
+) -> Gate:
+    """``gate`` with the project's one callable step function to try: when init
+    writes the gate's model and batch and runs it, and the table has no step yet."""
+    if step is None or dry_run or not gate.run or gate.model is None:
+        return gate
+    data = toml.parse(project.pyproject.text, project.name(project.pyproject))
+    if toml.lookup(data, f"{TABLE}.step") is not None:
+        return gate
+    return dataclasses.replace(gate, step=step.spec)
+
+
 def write(project: Project, gate: Gate) -> None:
     """The gate's keys in pyproject.toml (in memory); mlsmoke_gate.py is written
     by :func:`write_module`, after the checks that it may be."""
     name = project.name(project.pyproject)
-    keys = (("model", gate.model), ("batch", gate.batch), ("optimizer", gate.optimizer))
+    keys = (
+        ("model", gate.model),
+        ("batch", gate.batch),
+        ("optimizer", gate.optimizer),
+        ("step", gate.step),
+    )
     for key, value in keys:
         if value is None:
             continue
         project.pyproject.text = toml.set_key(
             project.pyproject.text, name, TABLE, key, [toml.string_line(key, value)]
         )
+
+
+def drop_step(project: Project) -> None:
+    """The ``step`` key out of the gate's table (in memory)."""
+    name = project.name(project.pyproject)
+    project.pyproject.text = toml.set_key(
+        project.pyproject.text, name, TABLE, "step", []
+    )
 
 
 def run_once(root: Path) -> Verdict:

@@ -78,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     found = candidates.find(root, measure.files_for("flake8", files))
     steps = step_candidates.find(root, measure.files_for("flake8", files))
     gate = gate_setup.choose(project, found, args)
+    gate = gate_setup.with_step(
+        project, gate, step_candidates.the_one(steps), args.dry_run
+    )
     name = project.name(project.config)
     waiting = ["Off until its first run passes: `mlsmoke init` runs it once."]
     comment = wiring.gate_comment(found, waiting if gate.run else ())
@@ -89,7 +92,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     gate_setup.write(project, gate)
     module = _gate_module_file(project, gate)
     debt, checked, notes = _baseline(project, args, {} if args.force else kept)
-    notes += step_candidates.notes(steps) + _source_notes(source)
+    if gate.step is not None:
+        notes.append(step_candidates.trial_note(gate.step))
+    else:
+        notes += step_candidates.notes(steps)
+    notes += _source_notes(source)
     changed = [project.name(file) for file in project.files() if file.changed]
     if module is not None:
         changed.append(project.name(module))
@@ -115,6 +122,8 @@ def _first_run(project, gate, found, repos) -> int:
     """Run the gate once: a pass turns the hook on, a failure keeps it off with the
     verdict beside it (and fails init when --model/--batch asked for it)."""
     verdict = gate_setup.run_once(project.root)
+    if gate.step is not None:
+        verdict = _without_a_failing_step(project, gate.step, verdict)
     name = project.name(project.config)
     if standard.GATE_HOOK in wiring.hook_ids(project.config.text, name):
         state = "passed" if verdict.passed else f"did not pass ({verdict.reason})"
@@ -136,6 +145,26 @@ def _first_run(project, gate, found, repos) -> int:
         )
     write_all([project.config])
     return EXIT_FAILED if gate.explicit and not verdict.passed else EXIT_OK
+
+
+def _without_a_failing_step(
+    project: Project, step: str, verdict: gate_setup.Verdict
+) -> gate_setup.Verdict:
+    """The verdict with ``step`` kept if the gate passed with it; else ``step`` comes
+    out of pyproject.toml and the gate runs again, as it would have without it."""
+    if verdict.passed:
+        print(f'mlsmoke init: the gate passed with step = "{step}"; it is kept')
+        return verdict
+    print(
+        f'mlsmoke init: the gate did not pass with step = "{step}"'
+        f" ({verdict.reason.split(':')[0]}); it is left out (set it in"
+        f" [{gate_setup.TABLE}] once the gate passes with it), and the gate runs"
+        " again without it",
+        file=sys.stderr,
+    )
+    gate_setup.drop_step(project)
+    write_all([project.pyproject])
+    return gate_setup.run_once(project.root)
 
 
 def _source_notes(source: HookSource) -> list[str]:

@@ -10,12 +10,15 @@ Nothing is imported.
 from __future__ import annotations
 
 import ast
+import inspect
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mlsmoke.adopt.candidates import module_name
-from mlsmoke.overfit.training.step_function import ROLE_OF
+from mlsmoke.overfit.training.evidence import ProjectProblem
+from mlsmoke.overfit.training.step_function import ROLE_OF, bind
 
 STEP_CALLS = ("backward", "zero_grad", "step", "clip_grad_norm_")
 
@@ -25,6 +28,7 @@ class StepCandidate:
     spec: str  # package.module:function
     takes: tuple[str, ...]
     line: int
+    gate_can_call: bool = True  # by its parameters' names, as the gate binds them
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,10 @@ def find(root: Path, paths: Iterable[str]) -> StepSearch:
             continue
         steps = [f for f in _functions(tree) if is_step_like(f)]
         found.functions += [
-            StepCandidate(f"{module}:{f.name}", _parameters(f), f.lineno) for f in steps
+            StepCandidate(
+                f"{module}:{f.name}", _parameters(f), f.lineno, gate_can_call(f)
+            )
+            for f in steps
         ]
         lines = source.splitlines()
         found.inline += [
@@ -70,6 +77,50 @@ def is_step_like(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     takes_data = "batch" in roles or {"inputs", "targets"} <= roles
     called = _called(function)
     return "model" in roles and takes_data and {"backward", "step"} <= called
+
+
+def gate_can_call(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the gate's own binding (``step_function.bind``) takes the signature
+    written in the source: a stand-in function is given that signature, unimported."""
+
+    def stand_in(*args: Any, **kwargs: Any) -> None:
+        pass
+
+    stand_in.__signature__ = _signature(function)  # type: ignore[attr-defined]
+    try:
+        bind(stand_in, function.name)
+    except ProjectProblem:
+        return False
+    return True
+
+
+def _signature(function: ast.FunctionDef | ast.AsyncFunctionDef) -> inspect.Signature:
+    """The signature written in the source; a default is marked, not evaluated."""
+    arguments, Parameter = function.args, inspect.Parameter
+    positional = [*arguments.posonlyargs, *arguments.args]
+    first_default = len(positional) - len(arguments.defaults)
+    parameters = []
+    for index, argument in enumerate(positional):
+        only = index < len(arguments.posonlyargs)
+        kind = Parameter.POSITIONAL_ONLY if only else Parameter.POSITIONAL_OR_KEYWORD
+        default = Parameter.empty if index < first_default else ...
+        parameters.append(Parameter(argument.arg, kind, default=default))
+    if arguments.vararg is not None:
+        parameters.append(Parameter(arguments.vararg.arg, Parameter.VAR_POSITIONAL))
+    for argument, given in zip(arguments.kwonlyargs, arguments.kw_defaults):
+        default = Parameter.empty if given is None else ...
+        parameters.append(
+            Parameter(argument.arg, Parameter.KEYWORD_ONLY, default=default)
+        )
+    if arguments.kwarg is not None:
+        parameters.append(Parameter(arguments.kwarg.arg, Parameter.VAR_KEYWORD))
+    return inspect.Signature(parameters)
+
+
+def the_one(found: StepSearch) -> StepCandidate | None:
+    """The step function init may write: the only one found that the gate can call."""
+    callable_ = [candidate for candidate in found.functions if candidate.gate_can_call]
+    return callable_[0] if len(callable_) == 1 else None
 
 
 def _functions(tree: ast.Module) -> list[ast.FunctionDef]:
@@ -124,6 +175,14 @@ def _step_calls(loop: ast.AST, lines: list[str]) -> tuple[tuple[int, str], ...]:
         and getattr(node.func, "attr", getattr(node.func, "id", "")) in STEP_CALLS
     }
     return tuple((line, lines[line - 1].strip()) for line in sorted(calls))
+
+
+def trial_note(spec: str) -> str:
+    """What init says of the one step function it runs the gate with."""
+    return (
+        f'step = "{spec}", the one step function found: the gate runs once with it,'
+        " and it stays in [tool.mlsmoke.overfit] only if the gate passes"
+    )
 
 
 def notes(found: StepSearch) -> list[str]:

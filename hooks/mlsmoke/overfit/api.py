@@ -35,6 +35,9 @@ def check(
     loss: Callable[[Any, Any], torch.Tensor] | None = None,
     *,
     optimizer: str | Callable[[Any], torch.optim.Optimizer] | None = None,
+    step: str | Callable[..., Any] | None = None,
+    accumulate: int | None = None,
+    train_mode: bool = True,
     lr: float | None = None,
     max_steps: int | None = None,
     target_loss: float | None = None,
@@ -51,12 +54,17 @@ def check(
     ``[tool.mlsmoke.overfit]``. ``batch`` may also be a DataLoader, an iterable of
     batches or a LightningDataModule (the gate trains on its first batch), and
     ``model`` a LightningModule (its ``training_step`` and ``configure_optimizers``
-    train unless ``loss`` or ``optimizer`` is given). The other options are that
-    table's keys, with the same defaults for ``tier``. Returns the Result
-    (``result.passed``, ``result.report()``).
+    train unless ``loss`` or ``optimizer`` is given). ``step`` is the project's
+    training step, a callable or a ``"package.module:function"`` this process imports,
+    called in place of the gate's own loop and checked as the ``step`` key is
+    (docs/train-step.md). The other options are that table's keys, with the same
+    defaults for ``tier``. Returns the Result (``result.passed``, ``result.report()``).
     """
     options = {
         "optimizer": optimizer if isinstance(optimizer, str) else None,
+        "step": step if isinstance(step, str) else None,
+        "accumulate": accumulate,
+        "train-mode": train_mode,
         "lr": lr,
         "max-steps": max_steps,
         "target-loss": target_loss,
@@ -72,6 +80,8 @@ def check(
     }
     if loss is not None:
         factories["loss"] = loss
+    if step is not None and not isinstance(step, str):
+        factories["step"] = _step_callable(step)
     if optimizer is not None and not isinstance(optimizer, str):
         factories["optimizer"] = optimizer
         settings.optimizer, settings.lr = "custom", lr
@@ -104,6 +114,9 @@ def _settings(options: dict[str, Any], tier: str) -> schema.GateSettings:
         device=parsed["device"] or "auto",
         seed=parsed["seed"] or 0,
         timeout=parsed["timeout"],
+        step=parsed["step"],
+        accumulate=parsed["accumulate"] or 1,
+        train_mode=parsed["train-mode"] is not False,
         tier=tier,
         where="api",
         unset=[key for key in ("optimizer", "lr") if key not in given],
@@ -125,6 +138,15 @@ def _model_factory(model: Any) -> Callable[[], Any]:
     raise config.ConfigError(
         f"model: expected a torch.nn.Module or a callable returning one,"
         f" got {type(model).__name__}"
+    )
+
+
+def _step_callable(step: Any) -> Callable[..., Any]:
+    if callable(step):
+        return step
+    raise config.ConfigError(
+        f'step: expected a callable or "package.module:function", got'
+        f" {type(step).__name__}"
     )
 
 

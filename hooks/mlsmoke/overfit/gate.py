@@ -64,8 +64,10 @@ def prepare(
     factories: dict[str, Callable[..., Any]] | None = None,
 ) -> Prepared:
     """Load the factories, resolve the device, adapt; NotConfigured naming the key."""
+    loaded = load_factories(settings) if factories is None else dict(factories)
+    if settings.step is not None and "step" not in loaded:  # check(step="mod:fn")
+        loaded["step"] = load_callable(settings.step, settings.key_path("step"))
     try:
-        loaded = factories if factories is not None else load_factories(settings)
         resolved_device = resolve_device(device or settings.device)
     except ProjectProblem as error:
         key = "--device" if device else settings.key_path("device")

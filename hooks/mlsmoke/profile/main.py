@@ -24,10 +24,13 @@ from mlsmoke.interpreter import (
     first_that_imports,
     project_candidates,
 )
-from mlsmoke.overfit.process.main import check_writable, finite
+from mlsmoke.overfit.process.options import (
+    check_gate_options,
+    check_writable,
+    write_json,
+)
 from mlsmoke.overfit.process.settings import (
     GateSettings,
-    device_name,
     load_gates,
     select_gates,
 )
@@ -118,14 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.device is not None:
-        device_name(args.device, "--device")
-    if args.json:
-        check_writable(Path(args.json))
+    check_gate_options(args.device, args.json)
     if args.trace and not args.trace.endswith(".json.gz"):
         raise UsageError(f"--trace {args.trace}: the trace is a .json.gz file")
     if args.trace:
-        check_writable(Path(args.trace))
+        check_writable(Path(args.trace), "--trace")
     root = find_project_root()
     gates = select_gates(load_gates(root), args.gate)
     record_file = Path(args.baseline) if args.baseline else root / baseline.FILE_NAME
@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         exit_code = max(exit_code, _show(outcome, args, record_file))
         report.append(outcome)
     if args.json:
-        _write_json(Path(args.json), report)
+        write_json(Path(args.json), report)
     return exit_code
 
 
@@ -225,10 +225,3 @@ def _show(outcome: dict[str, Any], args: argparse.Namespace, record_file: Path) 
         print("\n".join(lines))
         return 0 if held else 1
     return 0
-
-
-def _write_json(path: Path, outcomes: list[dict[str, Any]]) -> None:
-    try:
-        path.write_text(json.dumps(finite(outcomes), indent=2) + "\n")
-    except OSError as error:
-        raise UsageError(f"--json {path}: cannot write: {error.strerror}") from None

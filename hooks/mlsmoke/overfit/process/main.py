@@ -8,9 +8,6 @@ train in the project's interpreter (``worker.py``), and a cached pass starts not
 from __future__ import annotations
 
 import argparse
-import json
-import math
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -18,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from mlsmoke.config import find_project_root
-from mlsmoke.errors import ConfigError, UsageError
+from mlsmoke.errors import ConfigError
 from mlsmoke.interpreter import (
     Candidate,
     Interpreter,
@@ -41,10 +38,10 @@ from mlsmoke.overfit.process.settings import (
     DEFAULT_TIER,
     DEFAULT_WATCH,
     GateSettings,
-    device_name,
     load_gates,
     select_gates,
 )
+from mlsmoke.overfit.process.options import check_gate_options, write_json
 from mlsmoke.overfit.process.spawn import run_worker
 
 
@@ -74,10 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    if args.device is not None:
-        device_name(args.device, "--device")
-    if args.json:
-        check_writable(Path(args.json))
+    check_gate_options(args.device, args.json)
     root, gates, candidates, keys = _plan(args)
     cache = PassCache(root)
     taken = ahead.take(root, argv, keys)
@@ -113,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for note in result.notes:
                 print(f"  {note}")
     if args.json:
-        _write_json(Path(args.json), ordered)
+        write_json(Path(args.json), [result.to_json() for result in ordered])
     return max(result.exit_code for result in ordered)
 
 
@@ -211,42 +205,6 @@ def _by_interpreter(gates: list[GateSettings]) -> list[list[GateSettings]]:
     for gate in gates:
         groups.setdefault(gate.python, []).append(gate)
     return list(groups.values())
-
-
-def _write_json(path: Path, results: list[Result]) -> None:
-    data = [finite(result.to_json()) for result in results]
-    try:
-        path.write_text(json.dumps(data, indent=2) + "\n")
-    except OSError as error:
-        raise UsageError(f"--json {path}: cannot write: {error.strerror}") from None
-
-
-def check_writable(path: Path) -> None:
-    """Fail before any gate runs when the --json file cannot be written: open it as
-    the write will (so that a read-only file system and root both tell the truth),
-    and remove it again if it was not there."""
-    if path.is_dir():
-        raise UsageError(f"--json {path}: is a directory, not a file")
-    if not path.parent.is_dir():
-        raise UsageError(f"--json {path}: no such directory: {path.parent}")
-    existed = path.exists()
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644))
-    except OSError as error:
-        raise UsageError(f"--json {path}: cannot write: {error.strerror}") from None
-    if not existed:
-        path.unlink(missing_ok=True)
-
-
-def finite(value: object) -> object:
-    """``value`` with NaN and infinities as strings: the JSON file stays standard."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [finite(v) for v in value]
-    return value
 
 
 if __name__ == "__main__":

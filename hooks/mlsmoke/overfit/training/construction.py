@@ -102,3 +102,14 @@ def optimizer_construction() -> Iterator[Site]:
         yield site
     finally:
         torch.optim.Optimizer.__init__ = original  # type: ignore[method-assign]
+
+
+def built_where(site: Site, origin: str) -> str:
+    """``origin``, led by the line that constructed the optimizer when it is known:
+    ``gate:optimizer at model.py:71`` when ``origin`` built it itself, else
+    ``model.py:71 in configure_optimizers, called by gate:optimizer``."""
+    if not site.path:
+        return origin
+    if origin.rsplit(":", 1)[-1].rsplit(".", 1)[-1] == site.function:
+        return f"{origin} at {site}"
+    return f"{site} in {site.function}, called by {origin}"

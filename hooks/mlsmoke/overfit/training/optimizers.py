@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from mlsmoke.overfit.training.construction import (
-    Site,
+    built_where,
     optimizer_construction,
     takes_model,
 )
@@ -135,12 +135,3 @@ def optimizer_factory(
         return recipe
 
     return build
-
-
-def built_where(site: Site, origin: str) -> str:
-    """``origin``, led by the line that constructed the optimizer when it is known."""
-    if not site.path:
-        return origin
-    if origin.rsplit(":", 1)[-1].rsplit(".", 1)[-1] == site.function:
-        return f"{origin} at {site}"
-    return f"{site} in {site.function}, called by {origin}"

@@ -22,6 +22,10 @@ from mlsmoke.overfit.training.adapters.configure_optimizers import (
     SOURCE,
     normalize,
 )
+from mlsmoke.overfit.training.construction import (
+    built_where,
+    optimizer_construction,
+)
 from mlsmoke.overfit.training.evidence import ProjectProblem
 from mlsmoke.overfit.training.recipe import Recipe, as_recipe
 
@@ -97,8 +101,11 @@ def check_automatic_optimization(model: Any) -> None:
 
 def configure_optimizers_recipe(model: Any, lr: float | None) -> Recipe:
     """The recipe factory of a LightningModule: ``(model, lr) -> Recipe`` from its
-    own ``configure_optimizers()``; ``lr`` (the lr key) replaces its rate."""
-    recipe = recipe_of(model.configure_optimizers())
+    own ``configure_optimizers()``; ``lr`` (the lr key) replaces its rate. Its
+    source names the line that constructed the optimizer, for the lr hints."""
+    with optimizer_construction() as site:
+        returned = model.configure_optimizers()
+    recipe = recipe_of(returned, built_where(site, SOURCE))
     if recipe.scheduler is not None:
         recipe.step_hook = getattr(model, "lr_scheduler_step", None)
     if lr is not None:
@@ -106,7 +113,7 @@ def configure_optimizers_recipe(model: Any, lr: float | None) -> Recipe:
     return recipe
 
 
-def recipe_of(returned: Any) -> Recipe:
+def recipe_of(returned: Any, source: str = SOURCE) -> Recipe:
     """The Recipe in what ``configure_optimizers()`` returned; ProjectProblem (a
     config error on ``optimizer``) when the gate cannot train it."""
     project = normalize(returned)
@@ -126,7 +133,7 @@ def recipe_of(returned: Any) -> Recipe:
             "interval": schedule.interval,
             "frequency": schedule.frequency,
         }
-    return as_recipe(conf, SOURCE)
+    return as_recipe(conf, source)
 
 
 class TrainingStepLoss:
