@@ -14,6 +14,7 @@ from mlsmoke.overfit.training.evidence import Evidence
 from mlsmoke.overfit.verdict.diagnoses import _errors
 from mlsmoke.overfit.verdict.diagnoses import _tensor_evidence as tensors
 from mlsmoke.overfit.verdict.diagnoses._tensor_evidence import Frame, Output
+from mlsmoke.overfit.verdict.repairs import signs
 
 
 def _raised_frames(call) -> list[list[Frame]]:
@@ -100,14 +101,14 @@ def test_ids_into_a_lookup_table_are_inputs_not_class_targets():
 )  # fmt: skip
 def test_a_dtype_the_operation_refuses_is_read_from_its_frame(call, refused):
     frame = tensors.raised_frame(_raised_frames(call)[0])
-    assert frame is not None and tensors.refused_dtype(frame) == refused
+    assert frame is not None and signs.refused_dtype(frame) == refused
 
 
 def test_whole_floats_are_no_indices_where_they_are_pixels_or_regression_targets():
     pixels = Frame({"input": torch.full((2, 3, 4, 4), 255.0)})
     regression = Frame({"input": torch.randn(4, 2), "target": torch.ones(4, 2) * 3})
-    assert tensors.refused_dtype(pixels) is None
-    assert tensors.refused_dtype(regression) is None
+    assert signs.refused_dtype(pixels) is None
+    assert signs.refused_dtype(regression) is None
 
 
 @pytest.mark.parametrize(
@@ -126,4 +127,4 @@ def test_whole_floats_are_no_indices_where_they_are_pixels_or_regression_targets
 def test_a_shape_that_disagrees_is_read_from_the_failing_frame(call, disagreeing):
     frame = tensors.raised_frame(_raised_frames(call)[0])
     assert frame is not None
-    assert tensors.disagreeing_shape(frame, Output(3, (4, 3))) == disagreeing
+    assert signs.disagreeing_shape(frame, Output(3, (4, 3))) == disagreeing

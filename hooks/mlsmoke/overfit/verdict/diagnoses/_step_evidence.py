@@ -62,13 +62,15 @@ def values_outside(run: GateRun) -> Outside | None:
     """Values the step was given outside what it allows, with shapes that agree: a
     distribution's support (checked in the frame of its own method), the output's
     classes (in the failing frame, or a batch field)."""
-    return remember(
-        run,
-        "values-outside",
-        lambda: outside_values(
-            batch_probes.shared_fields(run), raised_frames(run), output_of(run)
-        ),
-    )
+    return remember(run, "values-outside", lambda: _values_outside(run))
+
+
+def _values_outside(run: GateRun) -> Outside | None:
+    try:
+        fields = batch_probes.shared_fields(run)
+        return outside_values(fields, raised_frames(run), output_of(run))
+    except Exception:  # a tensor that cannot be read is no evidence either way
+        return None
 
 
 def is_shape_check(run: GateRun) -> bool:

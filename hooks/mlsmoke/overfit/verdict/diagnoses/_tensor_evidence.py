@@ -59,7 +59,7 @@ def frame_of(local_values: Mapping[str, Any]) -> Frame:
     tensors = {
         name: value
         for name, value in local_values.items()
-        if isinstance(value, torch.Tensor) and not value.is_sparse
+        if isinstance(value, torch.Tensor) and _readable(value)
     }
     owner = local_values.get("self")
     module = owner if isinstance(owner, torch.nn.Module) else None
@@ -181,142 +181,17 @@ def _looks_up(frame: Frame) -> bool:
     return any(isinstance(t, torch.nn.Parameter) for t in frame.tensors.values())
 
 
-# --- dtypes ---------------------------------------------------------------------------
-
-
-def refused_dtype(frame: Frame) -> str | None:
-    """The tensor of the failing frame whose dtype its operation refuses, as the
-    tensors show it: integers into a torch layer that computes with floating weights
-    (uint8 pixels into a Conv2d); integers or booleans shaped exactly like a float
-    tensor beside them (targets of values, not class indices); whole numbers beyond 0
-    and 1 stored as floats, where they are indices (ids, class indices, gather's);
-    uint8, which masks and float layers refuse. None when no tensor shows one."""
-    tensors = _inputs(frame)
-    floats = {n: t for n, t in tensors.items() if t.is_floating_point()}
-    for name, value in tensors.items():
-        if _integral(value) and _float_layer(frame.module):
-            return name
-        if _integral(value) and value.dim() >= 1 and _shaped_like(value, floats):
-            return name
-        if value.dtype == torch.uint8 and value.dim() >= 1:
-            return name
-        if _float_indices(value, floats):
-            return name
-    return None
-
-
-def _float_layer(module: torch.nn.Module | None) -> bool:
-    """A torch layer that multiplies its input by floating weights."""
-    if module is None or isinstance(
-        module, (torch.nn.Embedding, torch.nn.EmbeddingBag)
-    ):
-        return False
-    if not type(module).__module__.startswith("torch.nn.modules"):
-        return False
-    return any(p.is_floating_point() for p in module.parameters(recurse=False))
-
-
-def _shaped_like(value: torch.Tensor, floats: dict[str, torch.Tensor]) -> bool:
-    return any(
-        other.shape == value.shape and not name.endswith("weight")
-        for name, other in floats.items()
-    )
-
-
-def _float_indices(value: torch.Tensor, floats: dict[str, torch.Tensor]) -> bool:
-    """Whole numbers beyond 0 and 1 in a float tensor of at most two dimensions (ids
-    per position, indices per sample: images and signals have more), not shaped like
-    a float tensor of fractions beside it (the target of a regression)."""
-    if not value.is_floating_point() or not 1 <= value.dim() <= 2:
-        return False
-    if not _whole(value) or bool(((value == 0) | (value == 1)).all()):
-        return False
-    return not any(
-        other is not value and other.shape == value.shape and not _whole(other)
-        for other in floats.values()
-    )
-
-
-# --- shapes ---------------------------------------------------------------------------
-
-
-def disagreeing_shape(frame: Frame, output: Output) -> str | None:
-    """A target the failing frame holds, beside the output (a float tensor as wide as
-    the output's classes), in neither of the shapes a loss takes: the output's own
-    (values, probabilities) or the output's without its class dimension (indices).
-    A layer given an input of another size than its own is the same evidence, and so
-    is a one-hot tensor: class indices written out in the output's shape, which an
-    index loss refuses (whether the loss wanted indices or floats, its dtype says)."""
-    mismatched = _layer_input_mismatch(frame)
-    if mismatched is not None:
-        return mismatched
-    for name, value in _inputs(frame).items():
-        if one_hot(value):
-            return name
-    if output.width is None or output.width < 2:
-        return None
-    tensors = _inputs(frame)
-    outputs = [
-        t for t in tensors.values()
-        if t.is_floating_point() and t.dim() >= 2 and t.shape[-1] == output.width
-    ]  # fmt: skip
-    for name, value in tensors.items():
-        if value.dim() == 0 or not (_integral(value) or _whole(value)):
-            continue
-        for logits in outputs:
-            if value is logits or value.shape[0] != logits.shape[0]:
-                continue
-            shape = tuple(logits.shape)
-            if tuple(value.shape) not in (shape, shape[:-1], shape[:1] + shape[2:]):
-                return name
-    return None
-
-
-def _layer_input_mismatch(frame: Frame) -> str | None:
-    """A torch layer's ``input`` whose size disagrees with the layer's own: features
-    against a Linear's in_features, channels against a convolution's in_channels,
-    against an RNN's input_size or a LayerNorm's normalized_shape."""
-    module, value = frame.module, frame.tensors.get("input")
-    if module is None or value is None or value.dim() == 0:
-        return None
-    shape = tuple(value.shape)
-    expected: list[bool] = []
-    if isinstance(module, torch.nn.Linear):
-        expected.append(shape[-1] == module.in_features)
-    elif isinstance(module, torch.nn.modules.conv._ConvNd):
-        spatial = len(module.kernel_size)
-        expected.append(
-            len(shape) > spatial and shape[-spatial - 1] == module.in_channels
-        )
-    elif isinstance(module, torch.nn.RNNBase):
-        expected.append(shape[-1] == module.input_size)
-    elif isinstance(module, torch.nn.LayerNorm):
-        normalized = tuple(module.normalized_shape)
-        expected.append(shape[len(shape) - len(normalized) :] == normalized)
-    return "input" if expected and not all(expected) else None
-
-
-def one_hot(value: torch.Tensor) -> bool:
-    """Rows of zeros with a single one along the last dimension."""
-    if value.dim() < 2 or value.shape[-1] < 2 or value.numel() == 0:
-        return False
-    if value.dtype == torch.bool or value.is_complex():
-        return False
-    if not bool(((value == 0) | (value == 1)).all()):
-        return False
-    return bool((value.sum(-1) == 1).all())
-
-
 # --- helpers --------------------------------------------------------------------------
 
 
-def _inputs(frame: Frame) -> dict[str, torch.Tensor]:
-    """The frame's tensors but its parameters: what the operation was given."""
-    return {
-        name: value
-        for name, value in frame.tensors.items()
-        if not isinstance(value, torch.nn.Parameter)
-    }
+def _readable(value: torch.Tensor) -> bool:
+    """A tensor whose values can be read (not on the meta device, not sparse or
+    quantized)."""
+    return (
+        value.device.type != "meta"
+        and value.layout == torch.strided
+        and not value.is_quantized
+    )
 
 
 def _integers(value: Any) -> bool:
@@ -325,20 +200,6 @@ def _integers(value: Any) -> bool:
         and not value.is_floating_point()
         and not value.is_complex()
         and value.dtype != torch.bool
-    )
-
-
-def _integral(value: torch.Tensor) -> bool:
-    """Integers or booleans: what a floating operation refuses."""
-    return not value.is_floating_point() and not value.is_complex()
-
-
-def _whole(value: torch.Tensor) -> bool:
-    if not value.is_floating_point() or value.numel() == 0:
-        return False
-    detached = value.detach()
-    return bool(torch.isfinite(detached).all()) and bool(
-        (detached == detached.round()).all()
     )
 
 

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import torch
 
-from mlsmoke.overfit.verdict.diagnoses._tensor_evidence import one_hot
 from mlsmoke.overfit.verdict.repairs.repair import (
     SHAPE_ERROR,
     Context,
@@ -15,6 +14,7 @@ from mlsmoke.overfit.verdict.repairs.repair import (
     integral,
     spelled,
 )
+from mlsmoke.overfit.verdict.repairs.signs import one_hot
 
 _SHAPE_ADVICE = ("check the target's shape",)
 

@@ -20,6 +20,7 @@ import torch
 from mlsmoke.overfit.training.device import batch_to, placement
 from mlsmoke.overfit.verdict import batch_probes, forward_probes
 from mlsmoke.overfit.verdict.diagnoses import _errors, _step_evidence
+from mlsmoke.overfit.verdict.diagnoses._tensor_evidence import Output
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.probes import remember
 from mlsmoke.overfit.verdict.repairs import signs
@@ -71,9 +72,7 @@ def _try_all(run: GateRun, kinds: list[Proposer]) -> Trials | None:
         return None  # the control: nothing here to repair
     output = _step_evidence.output_of(run)
     context = Context(output.width, output.shape)
-    seen = signs.pointed_at(
-        batch_probes.batch_fields(batch), _step_evidence.raised_frames(run), output
-    )
+    seen = _signs(run, batch, output)
     found = Trials()
     for repair in rank(proposals(batch, context, kinds), seen):
         if len(found.failed) + len(found.hypotheses) >= MAX_TRIES:
@@ -91,6 +90,15 @@ def _try_all(run: GateRun, kinds: list[Proposer]) -> Trials | None:
             found.worked = repair
             break
     return found
+
+
+def _signs(run: GateRun, batch: Any, output: Output) -> signs.Signs:
+    try:
+        return signs.pointed_at(
+            batch_probes.batch_fields(batch), _step_evidence.raised_frames(run), output
+        )
+    except Exception:  # a tensor the readers cannot take: no evidence, every kind
+        return signs.Signs()
 
 
 def proposals(batch: Any, context: Context, kinds: list[Proposer]) -> list[Repair]:
