@@ -174,6 +174,32 @@ def test_a_range_error_is_not_repaired_by_changing_labels_that_are_in_range():
     assert CHECKED not in result.report()
 
 
+class FirstTargetsDecide(Head):
+    """Picks its loss by the dtype of the first targets it sees, and keeps it, as a
+    library head fixes its problem type: float targets, a multi-label loss."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.multi_label: bool | None = None
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if self.multi_label is None:
+            self.multi_label = y.is_floating_point()
+        logits = super().forward(x)
+        if self.multi_label:
+            return F.binary_cross_entropy_with_logits(logits, y)
+        return F.cross_entropy(logits, y)
+
+
+def test_each_try_runs_on_a_model_no_earlier_try_has_changed():
+    labels = (torch.arange(B) % CLASSES).float()  # class indices stored as floats
+    code, report, first = _report(
+        FirstTargetsDecide, lambda: {"x": _features(), "y": labels}
+    )
+    assert code == "data-error", report
+    assert first == f'batch["y"].long()  {CHECKED}'
+
+
 def test_the_project_s_batch_is_never_changed_by_the_tries():
     labels = torch.arange(B) % CLASSES + 1
     batch = (_features(), labels)

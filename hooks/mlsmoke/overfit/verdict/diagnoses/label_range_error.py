@@ -43,6 +43,10 @@ BINARY_SUGGESTIONS = [
 BINARY_MESSAGE = "all elements of target should be between 0 and 1"
 _TARGET_VALUE = r"Target (-?\d+) is out of bounds"
 
+# torch's own words for a target out of range, read besides the values: a device-side
+# assert's CPU re-run raises them where no frame holds the targets. A binary loss's
+# [0, 1] is words only: a float target outside [0, 1] is wrong for that loss alone
+# (an MSE takes any), and no tensor tells which loss ran.
 _MESSAGES = (
     "is out of bounds",
     "t >= 0 && t < n_classes",
