@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from mlsmoke.overfit.verdict.diagnoses._field_values import is_integer_tensor
+
 IGNORE_INDEX = -100  # torch's losses' default ignore_index: no class, skipped
 _SHOWN = 4  # values quoted in an evidence line
 
@@ -84,7 +86,7 @@ def classes_indexed(value: torch.Tensor, output: Output) -> int | None:
     W), or those positions flattened); None when its shape does not agree, or the
     output names no classes (a width below 2 is a regression or one binary logit).
     Without the output's shape, one index per sample (1-D) against the width."""
-    if not _integers(value):
+    if not is_integer_tensor(value):
         return None
     if output.shape is None:
         width = output.width
@@ -191,15 +193,6 @@ def _readable(value: torch.Tensor) -> bool:
         value.device.type != "meta"
         and value.layout == torch.strided
         and not value.is_quantized
-    )
-
-
-def _integers(value: Any) -> bool:
-    return (
-        isinstance(value, torch.Tensor)
-        and not value.is_floating_point()
-        and not value.is_complex()
-        and value.dtype != torch.bool
     )
 
 
