@@ -10,7 +10,8 @@ from torch.nn import functional as F
 
 from mlsmoke.overfit import check
 from mlsmoke.overfit.verdict.diagnoses.checked_repair import CHECKED
-from mlsmoke.overfit.verdict.repairs import trial
+from mlsmoke.overfit.verdict.diagnoses._tensor_evidence import Frame, Output
+from mlsmoke.overfit.verdict.repairs import signs, trial
 from mlsmoke.overfit.verdict.repairs.repair import Context, Repair
 
 B, FEATURES, CLASSES = 24, 6, 5
@@ -173,6 +174,32 @@ def test_a_range_error_is_not_repaired_by_changing_labels_that_are_in_range():
     assert CHECKED not in result.report()
 
 
+class FirstTargetsDecide(Head):
+    """Picks its loss by the dtype of the first targets it sees, and keeps it, as a
+    library head fixes its problem type: float targets, a multi-label loss."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.multi_label: bool | None = None
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if self.multi_label is None:
+            self.multi_label = y.is_floating_point()
+        logits = super().forward(x)
+        if self.multi_label:
+            return F.binary_cross_entropy_with_logits(logits, y)
+        return F.cross_entropy(logits, y)
+
+
+def test_each_try_runs_on_a_model_no_earlier_try_has_changed():
+    labels = (torch.arange(B) % CLASSES).float()  # class indices stored as floats
+    code, report, first = _report(
+        FirstTargetsDecide, lambda: {"x": _features(), "y": labels}
+    )
+    assert code == "data-error", report
+    assert first == f'batch["y"].long()  {CHECKED}'
+
+
 def test_the_project_s_batch_is_never_changed_by_the_tries():
     labels = torch.arange(B) % CLASSES + 1
     batch = (_features(), labels)
@@ -199,20 +226,48 @@ def test_a_step_that_runs_in_the_harness_proves_nothing_so_no_repair_is_named():
     assert CHECKED not in result.report()
 
 
-@pytest.mark.parametrize(
-    "message, first",
-    [
-        ("expected scalar type Long but found Float", "cast"),
-        ("Target 7 is out of bounds.", "range"),
-        ("0D or 1D target tensor expected, multi-target not supported", "shape"),
-    ],
-)
-def test_the_error_s_words_decide_which_kind_is_tried_first(message, first):
-    def repair(topic: str) -> Repair:
-        return Repair("y", "data-error", topic, lambda t: t, topic=topic)
+def _frame(**tensors: torch.Tensor) -> Frame:
+    return Frame(dict(tensors))
 
-    ranked = trial.rank([repair("shape"), repair("range"), repair("cast")], message)
-    assert ranked[0].topic == first
+
+@pytest.mark.parametrize(
+    "frame, kinds",
+    [
+        # cross_entropy's locals: a class past the output's 5
+        (_frame(input=torch.randn(4, CLASSES), target=torch.tensor([0, 1, 2, 7])),
+         ["range"]),
+        # gather's index stored as floats, beside the features
+        (_frame(x=torch.randn(4, FEATURES), picks=torch.tensor([[0.0], [3.0]] * 2)),
+         ["cast"]),
+        # a column of class indices where the loss takes (B,)
+        (_frame(input=torch.randn(4, CLASSES), target=torch.tensor([[0], [1]] * 2)),
+         ["shape"]),
+        # right shapes, dtypes and values: nothing to point at
+        (_frame(input=torch.randn(4, CLASSES), target=torch.tensor([0, 1, 2, 3])),
+         []),
+    ],
+)  # fmt: skip
+def test_the_failing_frame_s_tensors_decide_which_kinds_are_tried(frame, kinds):
+    seen = signs.pointed_at([], [[frame]], Output(CLASSES, (4, CLASSES)))
+    assert seen.kinds == kinds
+
+
+def test_a_kind_nothing_points_at_is_not_tried_and_the_field_held_comes_first():
+    def repair(field: str, topic: str) -> Repair:
+        return Repair(field, "data-error", f"{field} {topic}", lambda t: t, topic=topic)
+
+    offered = [repair("x", "cast"), repair("y", "shape"), repair("y", "cast")]
+    ranked = trial.rank(offered, signs.Signs(["cast"], {"y"}))
+    assert [r.written for r in ranked] == ["y cast", "x cast"]
+    assert trial.rank(offered, signs.Signs()) == offered  # no evidence: all, as offered
+
+
+def test_the_field_the_evidence_is_about_is_found_by_its_values():
+    target = torch.tensor([1, 2, 5, 3])
+    fields = [("x", torch.randn(4, FEATURES)), ("y", target.clone())]
+    frame = _frame(input=torch.randn(4, CLASSES), target=target)
+    seen = signs.pointed_at(fields, [[frame]], Output(CLASSES, (4, CLASSES)))
+    assert seen.kinds == ["range"] and seen.fields == {"y"}
 
 
 def test_with_field_copies_containers_and_keeps_their_types():
@@ -224,7 +279,7 @@ def test_with_field_copies_containers_and_keeps_their_types():
     assert trial.with_field([1, y], "batch[0]", 5)[0] == 5
     swapped = trial.with_field({"a": 1, "y": y}, "y", 0)
     assert swapped == {"a": 1, "y": 0} and isinstance(swapped, dict)
-    assert Context(3, "", (4, 3)).indexes_output(torch.zeros(4))
+    assert Context(3, (4, 3)).indexes_output(torch.zeros(4))
 
 
 class NoisyEval(Head):

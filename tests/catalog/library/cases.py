@@ -132,7 +132,7 @@ BUGS = [
         models.bert_classifier,
         bugs.float_labels,
         "data-error",
-        says="holds class indices as torch.float32",
+        says="holds labels as float32 where the step takes int64",
         bug="class indices as floats (the head switches to a multi-label loss)",
     ),
     Case(

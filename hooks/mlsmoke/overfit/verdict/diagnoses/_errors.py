@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import traceback
+from typing import Any
 
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 
@@ -80,30 +81,37 @@ def check_text(evidence: Evidence) -> str:
     return (frames[-1].line or "") if frames else ""
 
 
-# A check of values, not sizes, whatever shapes its message also names (a
-# distribution's support check prints the value's shape beside its support).
-_VALUE_CHECK = re.compile(
-    r"within the support|invalid values?|out of (?:bounds|range)"
-    r"|must (?:lie|be) (?:in|between|within)",
-    re.IGNORECASE,
-)
-
-
-def is_value_check(text: str) -> bool:
-    """Whether ``text`` says that values, not sizes, are wrong."""
-    return bool(_VALUE_CHECK.search(text))
-
-
-def is_shape_check(evidence: Evidence) -> bool:
-    """A size check failed in the forward pass or the loss: a ValueError, assert,
-    RuntimeError or IndexError whose text speaks of sizes, shapes or lengths, and not
-    of values outside what is allowed."""
+def is_size_check(evidence: Evidence) -> bool:
+    """A check failed in the forward pass or the loss whose words speak of sizes: a
+    ValueError, assert, RuntimeError or IndexError whose text (or bare ``assert``
+    line) speaks of sizes, shapes or lengths. Whether it checked sizes or values is
+    for the tensors to say (``_step_evidence.is_shape_check``): a value check may
+    print shapes too."""
     if not raised_in_forward(evidence):
         return False
     if not isinstance(evidence.error, CHECK_ERRORS):
         return False
-    text = check_text(evidence)
-    return speaks_of_shapes(text) and not is_value_check(text)
+    return speaks_of_shapes(check_text(evidence))
+
+
+MAX_CHAINED = 3  # errors followed through ``raise ... from`` and handling
+
+
+def raised_locals(evidence: Evidence) -> list[list[dict[str, Any]]]:
+    """The locals of the frames the error was raised through, innermost first; then
+    those of the error it was raised from or while handling (a project's error that
+    rewords torch's still shows torch's tensors), one list per error."""
+    found: list[list[dict[str, Any]]] = []
+    error, seen = evidence.error, set()
+    while error is not None and id(error) not in seen and len(seen) < MAX_CHAINED:
+        seen.add(id(error))
+        frames, tb = [], error.__traceback__
+        while tb is not None:
+            frames.append(dict(tb.tb_frame.f_locals))
+            tb = tb.tb_next
+        found.append(frames[::-1])
+        error = error.__cause__ or error.__context__
+    return found
 
 
 def message(evidence: Evidence) -> str:

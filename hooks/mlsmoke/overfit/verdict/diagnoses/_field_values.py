@@ -43,7 +43,7 @@ def ignored_targets(fields: Iterable[tuple[str, Any]]) -> list[tuple[str, int]]:
     the ignore index (-100) a loss skips; with their value."""
     found = []
     for name, value in fields:
-        if is_target_name(name) and _is_integer_tensor(value) and value.numel():
+        if is_target_name(name) and is_integer_tensor(value) and value.numel():
             if bool((value < 0).all()):
                 found.append((name, int(value.max())))
     return found
@@ -57,7 +57,7 @@ def fields_beyond(
     then the largest share of ids beyond the table."""
     found = []
     for name, value in fields:
-        if _is_integer_tensor(value) and value.numel():
+        if is_integer_tensor(value) and value.numel():
             beyond = value >= size
             if bool(beyond.any()):
                 holds_index = index is not None and bool((value == index).any())
@@ -116,7 +116,8 @@ def _whole_floats(value: Any) -> bool:
     return bool(torch.equal(value, value.round()))
 
 
-def _is_integer_tensor(value: Any) -> bool:
+def is_integer_tensor(value: Any) -> bool:
+    """A tensor of integers (not booleans): what class indices and ids are held in."""
     return (
         isinstance(value, torch.Tensor)
         and not value.is_floating_point()

@@ -16,7 +16,7 @@ import torch
 
 from mlsmoke.overfit.training.evidence import BatchField, Evidence, ProjectProblem
 from mlsmoke.overfit.verdict import batch_probes, forward_probes
-from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values
+from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values, _step_evidence
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -216,7 +216,7 @@ def _rejected_fields(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
     if not isinstance(evidence.error, (ValueError, TypeError)):
         return None
-    if _errors.is_shape_check(evidence) or _errors.speaks_of_shapes(
+    if _step_evidence.is_shape_check(run) or _errors.speaks_of_shapes(
         _errors.message(evidence)
     ):
         return None
@@ -342,7 +342,7 @@ def missing_inputs(run: GateRun) -> list[str]:
     evidence = run.evidence
     if run.loss_fn is not None or evidence.forward_parameters is None:
         return []
-    if _errors.is_shape_check(evidence) or _errors.mentions(
+    if _step_evidence.is_shape_check(run) or _errors.mentions(
         evidence, _errors.SHAPE_MESSAGES
     ):
         return []

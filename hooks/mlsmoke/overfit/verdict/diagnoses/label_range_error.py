@@ -1,6 +1,10 @@
 """``label-range-error``: class targets outside the model's output range, such as
-labels 0..2 for a model built with 2 logits. On CUDA this surfaces as a device-side
-assert; a CPU re-run finds the real line."""
+labels 0..2 for a model built with 2 logits, or a value outside the support of the
+distribution a loss scores it with. The values say so, whatever the error's words (a
+project's own check, worded in any language, or none): the failing frame or the batch
+holds class indices beyond the output's width with shapes that agree, or a value its
+distribution's support refuses. torch's own messages for it are read too. On CUDA this
+surfaces as a device-side assert; a CPU re-run finds the real line."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import torch
 
 from mlsmoke.overfit.training.evidence import DEVICE_ASSERT, Evidence
 from mlsmoke.overfit.verdict import batch_probes, forward_probes, probes
-from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values
+from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values, _step_evidence
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -39,12 +43,15 @@ BINARY_SUGGESTIONS = [
 BINARY_MESSAGE = "all elements of target should be between 0 and 1"
 _TARGET_VALUE = r"Target (-?\d+) is out of bounds"
 
+# torch's own words for a target out of range, read besides the values: a device-side
+# assert's CPU re-run raises them where no frame holds the targets. A binary loss's
+# [0, 1] is words only: a float target outside [0, 1] is wrong for that loss alone
+# (an MSE takes any), and no tensor tells which loss ran.
 _MESSAGES = (
     "is out of bounds",
     "t >= 0 && t < n_classes",
     "cur_target >= 0 && cur_target < n_classes",
     BINARY_MESSAGE,
-    "within the support",  # a distribution's log_prob checking its value
 )
 
 
@@ -63,17 +70,22 @@ def diagnose(run: GateRun) -> Diagnosis | None:
             f"on {evidence.rerun_of.device}: a device-side assert; the CPU re-run"
             " raised the error below"
         )
-    if not _errors.is_torch_error(evidence) or not _errors.mentions(
-        evidence, _MESSAGES
-    ):
+    if not _errors.is_torch_error(evidence):
+        return None
+    outside = None
+    if _errors.raised_in_forward(evidence):
+        outside = _step_evidence.values_outside(run)
+    if outside is None and not _errors.mentions(evidence, _MESSAGES):
         return None
     if _ids_not_targets_beyond(run, evidence):
         return None
     lines.append(f"{_errors.where(evidence)} raised {_errors.raised(evidence)}")
+    if outside is not None:
+        lines.append(outside.describe())
     outputs, label_line = _ranges(run, evidence)
     lines += label_line
     summary = "class targets fall outside the model's output range"
-    if _errors.mentions(evidence, ("within the support",)):
+    if outside is not None and outside.support:
         summary = "target values fall outside the support of the loss's distribution"
     elif outputs is not None:
         summary += f" ({outputs} outputs)"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from mlsmoke.overfit.training.evidence import Evidence
 from mlsmoke.overfit.verdict import batch_probes, forward_probes
-from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values
+from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values, _step_evidence
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -49,7 +49,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return longer
     # torch's own messages are extra evidence; the rule is a size check that failed
     if not (
-        _errors.is_shape_check(evidence)
+        _step_evidence.is_shape_check(run)
         or _errors.mentions(evidence, _errors.SHAPE_MESSAGES)
     ):
         return None

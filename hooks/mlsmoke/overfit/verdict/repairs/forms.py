@@ -14,13 +14,14 @@ from mlsmoke.overfit.verdict.repairs.repair import (
     integral,
     spelled,
 )
+from mlsmoke.overfit.verdict.repairs.signs import one_hot
 
 _SHAPE_ADVICE = ("check the target's shape",)
 
 
 def propose(name: str, value: torch.Tensor, context: Context) -> Iterator[Repair]:
     field = spelled(name)
-    if _one_hot(value):
+    if one_hot(value):
         yield Repair(name, SHAPE_ERROR, f"{field}.argmax(-1)",
                      lambda t: t.argmax(-1), advice=_SHAPE_ADVICE,
                      topic="shape")  # fmt: skip
@@ -42,14 +43,3 @@ def propose(name: str, value: torch.Tensor, context: Context) -> Iterator[Repair
             advice=_SHAPE_ADVICE,
             topic="shape",
         )
-
-
-def _one_hot(value: torch.Tensor) -> bool:
-    """Rows of zeros with a single one along the last dimension."""
-    if value.dim() < 2 or value.shape[-1] < 2 or value.numel() == 0:
-        return False
-    if value.dtype == torch.bool or value.is_complex():
-        return False
-    if not bool(((value == 0) | (value == 1)).all()):
-        return False
-    return bool((value.sum(-1) == 1).all())

@@ -7,23 +7,26 @@ from collections.abc import Iterator
 
 import torch
 
+from mlsmoke.overfit.verdict.diagnoses._tensor_evidence import (
+    IGNORE_INDEX,
+    Output,
+    classes_indexed,
+)
 from mlsmoke.overfit.verdict.repairs.repair import (
     LABEL_RANGE_ERROR,
     Context,
     Repair,
-    integral,
     spelled,
 )
 
-IGNORE_INDEX = -100  # torch's losses' default ignore_index
 _RANGE_ADVICE = ("map labels to 0..C-1", "binary losses take targets")
 
 
 def propose(name: str, value: torch.Tensor, context: Context) -> Iterator[Repair]:
-    width = context.width
-    if width is None or not integral(value) or value.dtype == torch.bool:
-        return
-    if value.numel() == 0:
+    """Only for a field shaped as class indices of the output: values of a field of
+    another shape (pixels, ids of a table) are not the output's classes."""
+    width = classes_indexed(value, Output(context.width, context.output_shape))
+    if width is None or value.numel() == 0:
         return
     low, high = int(value.min()), int(value.max())
     if 0 <= low and high < width:

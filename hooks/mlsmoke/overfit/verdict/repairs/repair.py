@@ -20,11 +20,10 @@ class Context:
 
     ``output_shape`` is the shape of the model's per-sample output (its logits) when a
     forward pass showed it, and ``width`` its last dimension (the classes a target may
-    name); ``message`` is the error's text.
+    name).
     """
 
     width: int | None
-    message: str
     output_shape: tuple[int, ...] | None = None
 
     def indexes_output(self, value: torch.Tensor) -> bool:
@@ -53,7 +52,7 @@ class Repair:
     change: Callable[[torch.Tensor], torch.Tensor]
     advice: tuple[str, ...] = ()
     meaning: str = ""
-    topic: str = "cast"  # which words of an error make it likely: see trial.rank
+    topic: str = "cast"  # the kind of evidence that points at it: see signs.py
     becomes: str = ""  # what the field becomes, in a user's words (a cast's dtype)
 
     @property

@@ -19,24 +19,16 @@ import torch
 
 from mlsmoke.overfit.training.device import batch_to, placement
 from mlsmoke.overfit.verdict import batch_probes, forward_probes
-from mlsmoke.overfit.verdict.diagnoses import _errors
+from mlsmoke.overfit.verdict.diagnoses import _errors, _step_evidence
+from mlsmoke.overfit.verdict.diagnoses._tensor_evidence import Output
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.probes import remember
+from mlsmoke.overfit.verdict.repairs import signs
 from mlsmoke.overfit.verdict.repairs.repair import Context, Proposer, Repair
 
 MAX_TRIES = 12
 BUDGET_SECONDS = 2.0
 _FAILED_PHASES = ("forward", "loss")
-
-# Words of an error that speak of each kind of repair (see rank).
-_TOPIC_WORDS = {
-    "cast": ("scalar type", "dtype", "cast", "boolean", "bool", "not implemented for",
-             "long", "float", "int"),
-    "range": ("bounds", "support", "out of range", "n_classes", "between 0 and",
-              "index"),
-    "shape": ("shape", "size", "dimension", "multi-target", "channels",
-              "index tensor"),
-}  # fmt: skip
 
 
 @dataclass
@@ -76,13 +68,13 @@ def _try_all(run: GateRun, kinds: list[Proposer]) -> Trials | None:
             model = run.model_factory().to(placement(device))
     except Exception:
         return None
-    if _runs(run, model, batch, device):
+    if _runs(run, _unused(model), batch, device):
         return None  # the control: nothing here to repair
-    shape = _output_shape(run)
-    width = shape[-1] if shape else _last_layer_outputs(run) or _head_width(model)
-    context = Context(width, _errors.message(run.evidence), shape)
+    output = _step_evidence.output_of(run)
+    context = Context(output.width, output.shape)
+    seen = _signs(run, batch, output)
     found = Trials()
-    for repair in rank(proposals(batch, context, kinds), context.message):
+    for repair in rank(proposals(batch, context, kinds), seen):
         if len(found.failed) + len(found.hypotheses) >= MAX_TRIES:
             break
         if time.monotonic() - started > BUDGET_SECONDS:
@@ -90,7 +82,7 @@ def _try_all(run: GateRun, kinds: list[Proposer]) -> Trials | None:
         repaired = _repaired(batch, repair)
         if repaired is None:
             continue
-        if not _runs(run, model, repaired, device):
+        if not _runs(run, _unused(model), repaired, device):
             found.failed.append(repair)
         elif repair.is_hypothesis:
             found.hypotheses.append(repair)
@@ -98,6 +90,15 @@ def _try_all(run: GateRun, kinds: list[Proposer]) -> Trials | None:
             found.worked = repair
             break
     return found
+
+
+def _signs(run: GateRun, batch: Any, output: Output) -> signs.Signs:
+    try:
+        return signs.pointed_at(
+            batch_probes.batch_fields(batch), _step_evidence.raised_frames(run), output
+        )
+    except Exception:  # a tensor the readers cannot take: no evidence, every kind
+        return signs.Signs()
 
 
 def proposals(batch: Any, context: Context, kinds: list[Proposer]) -> list[Repair]:
@@ -112,42 +113,27 @@ def proposals(batch: Any, context: Context, kinds: list[Proposer]) -> list[Repai
     return found
 
 
-def rank(repairs: list[Repair], message: str) -> list[Repair]:
-    """The repairs of the kinds the error's words point at, the earliest named first
-    (a stable sort); every kind when its words name none. A repair of a kind the error
-    does not speak of would run for another reason than the error's (one-hot labels
-    that are in range make a range error go away, and change what they mean)."""
-    text = message.lower()
-    named = {
-        topic: min(text.find(word) for word in words if word in text)
-        for topic, words in _TOPIC_WORDS.items()
-        if any(word in text for word in words)
-    }
-    if not named:
+def rank(repairs: list[Repair], seen: signs.Signs) -> list[Repair]:
+    """The repairs of the kinds the evidence points at, in the order of its kinds
+    and, within a kind, those of the fields it is about first; every repair, as
+    proposed, when it points at no kind."""
+    if not seen.kinds:
         return list(repairs)
-    kept = [repair for repair in repairs if repair.topic in named]
-    return sorted(kept, key=lambda repair: named[repair.topic])
+    kept = [repair for repair in repairs if repair.topic in seen.kinds]
+    return sorted(
+        kept,
+        key=lambda r: (seen.kinds.index(r.topic), r.field not in seen.fields),
+    )
 
 
-def _output_shape(run: GateRun) -> tuple[int, ...] | None:
-    """The shape of the model's logits on the gate's batch, when a forward showed it."""
-    capture = forward_probes.capture_forward(run)
-    logits = None if capture is None else forward_probes.class_logits(capture)
-    if logits is None or logits.dim() < 1:
-        return None
-    return tuple(logits.shape)
-
-
-def _head_width(model: torch.nn.Module) -> int | None:
-    """The outputs of the model's last linear layer: the width its output implies when
-    no forward got that far (a model's own check raised first)."""
-    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
-    return linears[-1].out_features if linears else None
-
-
-def _last_layer_outputs(run: GateRun) -> int | None:
-    capture = forward_probes.capture_forward(run)
-    return None if capture is None else capture.last_layer_outputs
+def _unused(model: torch.nn.Module) -> torch.nn.Module:
+    """A copy of the model no forward has run: a forward may change what the next
+    one does (a library head fixes its loss by the first targets' dtype, batch norm
+    moves its statistics), and each try must be judged alone."""
+    try:
+        return copy.deepcopy(model)
+    except Exception:  # a model that cannot be copied: tries share it
+        return model
 
 
 def _runs(run: GateRun, model: torch.nn.Module, batch: Any, device: str) -> bool:
