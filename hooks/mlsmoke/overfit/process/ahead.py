@@ -22,15 +22,17 @@ import fcntl
 import io
 import json
 import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from mlsmoke.cache_files import CACHE_DIR, CacheDirectory, write_text_atomically
 
 DIRECTORY = "ahead"
 SKIP_VARIABLE = "SKIP"  # pre-commit's list of hook ids not to run
 HOOK_ID = "overfit-batch"
+POLL_SECONDS = 0.01  # while the run ahead still trains
 
 _running_ahead = False  # this process is the run ahead: it takes no result
 
@@ -115,9 +117,11 @@ def run(
         os.close(lock)
 
 
-def take(root: Path, argv: Sequence[str], keys: dict[str, str]) -> Taken | None:
+def take(
+    root: Path, argv: Sequence[str], keys: dict[str, str], patience: float
+) -> Taken | None:
     """The run ahead's result, if it ran for this run, these arguments and keys;
-    waits while a run ahead still holds the lock."""
+    waits up to ``patience`` seconds while a run ahead still holds the lock."""
     run_id = pre_commit_run()
     if not run_id or _running_ahead:
         return None
@@ -125,7 +129,8 @@ def take(root: Path, argv: Sequence[str], keys: dict[str, str]) -> Taken | None:
         with open(root / CACHE_DIR / DIRECTORY / "overfit.lock", "rb") as held:
             if held.read().decode(errors="replace") != run_id:
                 return None  # no run ahead, or one of another commit's
-            fcntl.flock(held, fcntl.LOCK_SH)
+            if not _wait_for(held, patience):
+                return None
         taken = _result_path(root).with_suffix(f".taken-{os.getpid()}")
         os.rename(_result_path(root), taken)
         result = json.loads(taken.read_text())
@@ -142,6 +147,19 @@ def take(root: Path, argv: Sequence[str], keys: dict[str, str]) -> Taken | None:
         return Taken(str(result["stdout"]), str(result["stderr"]), int(result["code"]))
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def _wait_for(lock: IO[bytes], patience: float) -> bool:
+    """Whether the run ahead released ``lock`` within ``patience`` seconds."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(POLL_SECONDS)
 
 
 def _run_id_of(lock: int) -> str:

@@ -43,6 +43,7 @@ from mlsmoke.overfit.process.settings import (
 )
 from mlsmoke.overfit.process.options import check_gate_options, write_json
 from mlsmoke.overfit.process.spawn import run_worker
+from mlsmoke.warm.client import STARTUP_LIMIT
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,7 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_gate_options(args.device, args.json)
     root, gates, candidates, keys = _plan(args)
     cache = PassCache(root)
-    taken = ahead.take(root, argv, keys)
+    patience = sum(gate.timeout for gate in gates) + STARTUP_LIMIT
+    taken = ahead.take(root, argv, keys, patience)
     if taken is not None:
         sys.stdout.write(taken.stdout)
         sys.stderr.write(taken.stderr)
