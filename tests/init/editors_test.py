@@ -48,7 +48,7 @@ def test_wiring_keeps_every_line_in_order_and_adds_every_hook():
     for hook in ("black", "flake8", "shellcheck", "bash-strict-mode", "doctest"):
         assert hook in ids
     assert "overfit-batch" not in ids and "# - id: overfit-batch" in text
-    assert "skip: [doctest, overfit-batch]" in text
+    assert "skip: [warm-worker, doctest, overfit-batch]" in text
 
 
 def test_a_gate_that_passed_replaces_its_comment_with_the_hook():
@@ -84,7 +84,7 @@ def test_new_hooks_join_an_existing_repo_in_its_indentation():
         "repos:\n-   repo: https://github.com/pre-commit/pre-commit-hooks\n"
         "    rev: v5.0.0\n    hooks:\n    -   id: check-yaml\n"
     )
-    repo = standard_repos()[0]
+    (repo,) = [r for r in standard_repos() if r.url.endswith("/pre-commit-hooks")]
     edited = precommit_edit.add_hooks(text, "c.yaml", repo)
     assert "    rev: v5.0.0\n" in edited  # the team's rev stays
     assert "    -   id: end-of-file-fixer\n" in edited
@@ -94,11 +94,17 @@ def test_new_hooks_join_an_existing_repo_in_its_indentation():
 @pytest.mark.parametrize(
     ("ci", "expected"),
     [
-        ("ci:\n  autofix_prs: false\n", "  skip: [doctest, overfit-batch]"),
-        ("ci:\n  skip: [mypy]\n", "  skip: [mypy, doctest, overfit-batch]"),
+        (
+            "ci:\n  autofix_prs: false\n",
+            "  skip: [warm-worker, doctest, overfit-batch]",
+        ),
+        (
+            "ci:\n  skip: [mypy]\n",
+            "  skip: [mypy, warm-worker, doctest, overfit-batch]",
+        ),
         (
             "ci:\n  skip:\n    - mypy\n",
-            "    - mypy\n    - doctest\n    - overfit-batch",
+            "    - mypy\n    - warm-worker\n    - doctest\n    - overfit-batch",
         ),
     ],
 )
@@ -269,5 +275,20 @@ def test_a_strict_mode_baseline_entry_excludes_that_file_only():
 @pytest.mark.parametrize("start", ["", "repos: []\n", "# a comment\n", "repos:\n"])
 def test_an_empty_or_bare_config_gets_every_repo(start: str):
     text = wired(start)
-    assert len(wiring.hook_ids(text, "c.yaml")) == 13  # the template's, gate aside
+    ids = wiring.hook_ids(text, "c.yaml")
+    assert len(ids) == 14 and ids[0] == "warm-worker"  # the template's, gate aside
+    assert wired(text) == text
+
+
+def test_warm_worker_goes_first_and_the_other_hooks_of_its_repo_last():
+    existing = (
+        "repos:\n  - repo: https://github.com/psf/black-pre-commit-mirror\n"
+        "    rev: 26.10.1\n    hooks:\n      - id: black\n"
+    )
+    text = wired(existing)
+    ids = wiring.hook_ids(text, "c.yaml")
+    assert ids[0] == "warm-worker"
+    assert ids.index("black") < ids.index("doctest")
+    mlsmoke = [r for r in standard_repos() if r.runs_first][0].url
+    assert text.count(f"- repo: {mlsmoke}") == 2
     assert wired(text) == text

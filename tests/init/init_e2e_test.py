@@ -45,7 +45,7 @@ def test_init_keeps_the_teams_config_and_comments(adopted: Adopted):
         assert kept in text
     assert "no-todo-fixme" in text
     assert "# - id: overfit-batch" in text
-    assert "skip: [doctest, overfit-batch]" in text
+    assert "skip: [warm-worker, doctest, overfit-batch]" in text
 
 
 def test_init_reports_the_debt_of_every_tool(adopted: Adopted):

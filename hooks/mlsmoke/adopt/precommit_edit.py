@@ -13,6 +13,7 @@ from typing import Any
 
 from mlsmoke.adopt import yamltree as tree
 from mlsmoke.adopt.standard import (
+    FIRST_HOOKS,
     GATE_HOOK,
     HOOK_DASH,
     HOOK_KEY,
@@ -72,7 +73,7 @@ def add_hooks(text: str, name: str, repo: Repo, leave_out: Sequence[str] = ()) -
     if not missing:
         return text
     lines = text.splitlines()
-    existing = tree.find_repo(root, repo.url)
+    existing = None if repo.runs_first else _repo_to_extend(root, repo.url)
     if existing is not None:
         hooks = tree.get(existing, "hooks")
         if not tree.is_sequence(hooks) or hooks.flow_style or not hooks.value:
@@ -90,6 +91,19 @@ def add_hooks(text: str, name: str, repo: Repo, leave_out: Sequence[str] = ()) -
     return _add_repo(text, name, root, Repo(repo.url, repo.header, tuple(missing)))
 
 
+def _repo_to_extend(root: Any, url: str) -> Any:
+    """The last repo of ``url`` whose hooks may run anywhere: not a repo of the hooks
+    that run first."""
+    found = None
+    for item in tree.repos(root):
+        ids = [tree.scalar(tree.get(hook, "id")) for hook in tree.hooks_of(item)]
+        if tree.scalar(tree.get(item, "repo")) != url:
+            continue
+        if not ids or not all(hook_id in FIRST_HOOKS for hook_id in ids):
+            found = item
+    return found
+
+
 def _add_repo(text: str, name: str, root: Any, repo: Repo) -> str:
     lines = text.splitlines()
     pair = tree.get_pair(root, "repos")
@@ -103,6 +117,8 @@ def _add_repo(text: str, name: str, root: Any, repo: Repo) -> str:
     for hook in repo.hooks:
         block += reindent(hook.lines, Indent(HOOK_DASH, HOOK_KEY), hook_indent)
     if tree.is_sequence(seq) and seq.value and not seq.flow_style:
+        if repo.runs_first and items:
+            return _insert(text, items[0].start_mark.line - 1, block)
         return _insert(text, tree.last_line(seq, lines), block)
     if tree.scalar(seq) not in (None, "") and not tree.is_sequence(seq):
         raise ConfigError(f"{name}:{seq.start_mark.line + 1}: `repos:` is not a list")

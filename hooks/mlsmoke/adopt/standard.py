@@ -23,7 +23,9 @@ TEMPLATE_CONFIG = Path("{{cookiecutter.project_slug}}") / CONFIG
 # The template's own layout: `- repo:` at column 2, its keys at 4; `- id:` at 6, 8.
 REPO_DASH, REPO_KEY, HOOK_DASH, HOOK_KEY = 2, 4, 6, 8
 GATE_HOOK = "overfit-batch"
-CI_SKIP = ("doctest", GATE_HOOK)
+CI_SKIP = ("warm-worker", "doctest", GATE_HOOK)
+# Hooks that start work the later hooks use: their repo goes first in `repos:`.
+FIRST_HOOKS = ("warm-worker",)
 
 _REPO = re.compile(r"^ *- repo: *(\S+)")
 _HOOK = re.compile(r"^ *- id: *(\S+)")
@@ -40,6 +42,10 @@ class Repo:
     url: str
     header: tuple[str, ...]  # `- repo:`, `rev:` ... `hooks:`
     hooks: tuple[Hook, ...]
+
+    @property
+    def runs_first(self) -> bool:
+        return bool(self.hooks) and all(hook.id in FIRST_HOOKS for hook in self.hooks)
 
 
 def template_config_text(
@@ -89,9 +95,10 @@ def _repo(block: list[str]) -> Repo:
 
 def ci_reason() -> list[str]:
     return [
-        "# doctest and overfit-batch import this project and torch. pre-commit.ci has",
-        "# no network at run time and no project environment, so it cannot run them:",
-        "# run them in your own CI (`pre-commit run --all-files doctest`).",
+        "# warm-worker, doctest and overfit-batch need this project and torch.",
+        "# pre-commit.ci has no network at run time and no project environment, so",
+        "# it cannot run them: run them in your own CI",
+        "# (`pre-commit run --all-files doctest`).",
     ]
 
 
