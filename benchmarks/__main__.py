@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 import time
 import traceback
@@ -95,6 +96,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    # The comparisons are of fresh processes: no warm worker, unless a benchmark
+    # turns it on itself (commit_paths does, for its new path).
+    os.environ["MLSMOKE_WORKER"] = "0"
     machine = describe_machine()
     sections, timings, all_ok = [], {}, True
     for name in args.only or available_benchmarks():
