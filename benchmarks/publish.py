@@ -26,7 +26,9 @@ comparison side by side in one run and writes `benchmarks/results/latest.md` and
 `.json`; `make bench-quick` (`--quick`, under 2 minutes) skips the slow parts and says
 so, and the test suite runs it once. `python -m benchmarks.publish` then rewrites this
 page from `latest.json`. Ratios are the figures; absolute times are context, since the
-machine is shared and noisy. The last full run:
+machine is shared and noisy. Every benchmark compares fresh processes, the warm worker
+off, except the side-by-side commit latency, whose new path has it on. The last full
+run:
 """
 
 
