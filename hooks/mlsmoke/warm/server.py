@@ -278,10 +278,15 @@ def _start_job(
 
 
 def _finish_first_use(worker: _Worker) -> None:
-    """Join the first-use imports; their files join the snapshot, so that a change
-    to them retires the worker as a change to torch's does."""
+    """Join the first-use imports, which must leave forking as safe as the preload
+    did; their files join the snapshot, so that a change to them retires the worker
+    as a change to torch's does."""
     if not worker.first_use.finish(worker.state["threads"]):
         _retire(worker, "a thread started in the worker")
+        return
+    refused = unsafe(worker.root)
+    if refused:
+        _retire(worker, refused.replace("the dependencies", "what a first use needs"))
         return
     added = [path for path in freshness.loaded_files() if path not in worker.snapshot]
     worker.snapshot.update(freshness.snapshot(added))

@@ -29,7 +29,10 @@ def start_in_background(root: Path, gate: bool = True) -> int:
     if not settings.enabled:
         return 0
     lock = ahead.hold(root) if gate and ahead.wanted() else None
-    if os.fork() != 0:
+    try:
+        if os.fork() != 0:
+            return 0
+    except OSError:  # no process to spare: the later hooks start the worker
         return 0
     code = 1
     try:
