@@ -129,12 +129,10 @@ def start_job(
 ) -> WarmJob | None:
     """The job running in the worker for ``root`` and ``python``; None when there
     is no worker to run it (the hook then starts its own process)."""
-    directory = runtime_directory(os.environ)
-    if directory is None:
+    usable = _usable(root, python)
+    if usable is None:
         return None
-    identity = _identity(root, python)
-    if _refused_lately(directory, identity.key):
-        return None
+    directory, identity = usable
     token = uuid.uuid4().hex
     request = {
         "op": "job",
@@ -167,12 +165,10 @@ def start_job(
 def ensure_worker(root: Path, python: Path, idle: float) -> bool:
     """Start the worker for ``root`` and ``python`` unless one listens already;
     whether one listens now."""
-    directory = runtime_directory(os.environ)
-    if directory is None:
+    usable = _usable(root, python)
+    if usable is None:
         return False
-    identity = _identity(root, python)
-    if _refused_lately(directory, identity.key):
-        return False
+    directory, identity = usable
     with _locked(directory, identity.key):
         connection = _connect(directory, identity, idle)
     if connection is None:
@@ -181,9 +177,17 @@ def ensure_worker(root: Path, python: Path, idle: float) -> bool:
     return True
 
 
-def _identity(root: Path, python: Path) -> WorkerIdentity:
+def _usable(root: Path, python: Path) -> tuple[Path, WorkerIdentity] | None:
+    """The workers' directory and the identity of the worker for ``root`` and
+    ``python``; None without a private directory, or when that worker refused lately."""
+    directory = runtime_directory(os.environ)
+    if directory is None:
+        return None
     dependencies = read_pyproject(root).get("project", {}).get("dependencies", [])
-    return worker_identity(root, python, _as_list(dependencies), os.environ)
+    identity = worker_identity(root, python, _as_list(dependencies), os.environ)
+    if _refused_lately(directory, identity.key):
+        return None
+    return directory, identity
 
 
 def _as_list(value: Any) -> list[str]:
