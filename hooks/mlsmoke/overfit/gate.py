@@ -141,6 +141,10 @@ def run_gate(
     configured specs (the Python API passes objects, not import paths). With a
     ``deadline`` (time.monotonic()), every training run, probes included, stops by it.
     """
+    if settings.script is not None:
+        from mlsmoke.overfit.script_gate import run_script_gate
+
+        return run_script_gate(settings, on_step, deadline)
     trainer = train if deadline is None else _within(deadline, train)
     try:
         prepared = prepare(settings, device, factories)
@@ -172,8 +176,8 @@ def run_gate(
         build_optimizer,
         trainer,
     )
-    diagnosis = _mention_timeout(diagnose(run), evidence, settings)
-    result = _result(settings, evidence, diagnosis, run_checks(run))
+    diagnosis = mention_timeout(diagnose(run), evidence, settings)
+    result = result_of(settings, evidence, diagnosis, run_checks(run))
     result.notes = adapted.run_notes() + _lr_notes(settings, adapted.module_lr)
     result.notes += run.notes + _step_notes(step, run)
     result.recipe = _recipe_label(settings, evidence)
@@ -243,7 +247,7 @@ def _recipe_label(settings: GateSettings, evidence: Evidence) -> str:
     return f"{evidence.optimizer} lr {lr:g}{schedule} ({source})"
 
 
-def _mention_timeout(
+def mention_timeout(
     diagnosis: Diagnosis, evidence: Evidence, settings: GateSettings
 ) -> Diagnosis:
     """Whatever the diagnosis, a run cut short by the timeout says so."""
@@ -321,7 +325,7 @@ def _train(
     )
 
 
-def _result(
+def result_of(
     settings: GateSettings, evidence: Evidence, diagnosis: Diagnosis, warnings: list
 ) -> Result:
     return Result(

@@ -72,6 +72,20 @@ def device_name(value: Any, path: str) -> str:
     )
 
 
+def script_path(value: Any, path: str) -> str:
+    """A relative path to a Python file inside the project."""
+    if not isinstance(value, str) or not value.endswith(".py"):
+        raise ConfigError(f'{path}: expected a path to a .py file, such as "train.py"')
+    if Path(value).is_absolute() or ".." in Path(value).parts:
+        raise ConfigError(f"{path}: expected a path inside the project, got {value!r}")
+    return value
+
+
+# What a script brings itself: these keys make no sense beside ``script``.
+SCRIPT_OWNS = ("model", "batch", "loss", "step", "optimizer", "lr", "accumulate",
+               "train-mode")  # fmt: skip
+
+
 def ratio(value: Any, path: str) -> float:
     if (
         isinstance(value, bool)
@@ -96,6 +110,11 @@ GATE_SCHEMA: dict[str, Key] = {
     "step": Key(
         factory_spec, help="the project's training step, see docs/train-step.md"
     ),
+    "script": Key(
+        script_path, help="the training script the gate runs, see docs/script-mode.md"
+    ),
+    "args": Key(config.string_list, help="the script's command-line arguments"),
+    "pin": Key(factory_spec, help="module:function whose first batch is pinned"),
     "accumulate": Key(config.positive_int),
     "train-mode": Key(
         config.boolean, help="false: the step runs the model in eval mode"
@@ -120,6 +139,9 @@ class GateSettings:
     batch: str
     loss: str | None = None
     step: str | None = None  # the project's train_step, called in place of the loop's
+    script: str | None = None  # script mode: the training script the gate runs
+    args: list[str] = field(default_factory=list)  # the script's arguments
+    pin: str | None = None  # "module:function" whose first result is every batch
     accumulate: int = 1  # backward passes per optimizer step the step function declares
     train_mode: bool = True  # False: the step function runs the model in eval mode
     optimizer: str = "adam"
@@ -178,7 +200,9 @@ def load_gates(root: Path, tier: str = DEFAULT_TIER) -> list[GateSettings]:
             f" expected one of {', '.join(sorted(known_tiers))}"
         )
     if not named:
-        return [_resolve(SINGLE_GATE, TABLE, shared, {}, shared_tiers, {}, tier)]
+        gates = [_resolve(SINGLE_GATE, TABLE, shared, {}, shared_tiers, {}, tier)]
+        check_script_exists(gates, root)
+        return gates
     gates = []
     for name, gate in named.items():
         path = f"{TABLE}.{name}"
@@ -188,6 +212,7 @@ def load_gates(root: Path, tier: str = DEFAULT_TIER) -> list[GateSettings]:
                 f"{path}.{next(iter(nested))}: unknown key; gates do not nest"
             )
         gates.append(_resolve(name, path, shared, own, shared_tiers, own_tiers, tier))
+    check_script_exists(gates, root)
     return gates
 
 
@@ -250,6 +275,11 @@ def _resolve(
     ):
         values.pop("target-ratio", None)
     parsed = config.validate(values, GATE_SCHEMA, path)
+    if parsed["script"] is not None:
+        return _script_gate(name, path, parsed, tier)
+    for key in ("args", "pin"):
+        if parsed[key] is not None:
+            raise ConfigError(f'{path}.{key}: only with script = "train.py"')
     for key in ("model", "batch"):
         if parsed[key] is None:
             raise ConfigError(
@@ -281,3 +311,43 @@ def _resolve(
         tier=tier,
         unset=unset,
     )
+
+
+def _script_gate(
+    name: str, path: str, parsed: dict[str, Any], tier: str
+) -> GateSettings:
+    """A gate in script mode: the script brings its model, data, loss and recipe."""
+    for key in SCRIPT_OWNS:
+        if parsed[key] is not None:
+            raise ConfigError(
+                f"{path}.{key}: not with {path}.script; the script brings its own"
+                " model, data, loss and optimizer (remove one of the two keys)"
+            )
+    return GateSettings(
+        name=name,
+        model="",
+        batch="",
+        script=parsed["script"],
+        args=parsed["args"] or [],
+        pin=parsed["pin"],
+        lr=None,
+        max_steps=parsed["max-steps"],
+        target_loss=parsed["target-loss"],
+        target_ratio=parsed["target-ratio"],
+        device=parsed["device"] or "auto",
+        seed=parsed["seed"] if parsed["seed"] is not None else 0,
+        timeout=parsed["timeout"],
+        watch=parsed["watch"] or list(DEFAULT_WATCH),
+        python=parsed["python"],
+        tier=tier,
+        unset=["optimizer", "lr"],
+    )
+
+
+def check_script_exists(gates: list[GateSettings], root: Path) -> None:
+    """ConfigError naming ``script`` for a script that is not a file under ``root``."""
+    for gate in gates:
+        if gate.script is not None and not (root / gate.script).is_file():
+            raise ConfigError(
+                f"{gate.key_path('script')}: {gate.script} does not exist in {root}"
+            )

@@ -26,7 +26,13 @@ from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.training.run_state import StepCallback, TrainingRun
 from mlsmoke.overfit.training.step_function import StepFunction
 
-__all__ = ["StepCallback", "resolve_target", "train"]
+__all__ = [
+    "StepCallback",
+    "resolve_target",
+    "settle_confirmed_pass",
+    "stops_after",
+    "train",
+]
 
 # Steps a loss that reached its target below zero trains on, to show a bound; a
 # loss that reached it above zero trains on as many steps as it took, up to this,
@@ -72,10 +78,10 @@ def train(
     with deterministic(seed):
         try:
             _train(run)
-            _settle_confirmed_pass(evidence)
+            settle_confirmed_pass(evidence)
         except (Exception, SystemExit) as error:
-            if _confirming(evidence):  # the target was reached; the extra steps are
-                _settle_confirmed_pass(evidence)  # the gate's check, not the project's
+            if confirming(evidence):  # the target was reached; the extra steps are
+                settle_confirmed_pass(evidence)  # the gate's check, not the project's
             else:
                 observers.record_error(run, error)
         finally:
@@ -97,7 +103,7 @@ def _train(run: TrainingRun) -> None:
     optimizer = recipe.optimizer
     observers.record_optimizer_coverage(run, optimizer)
     if run.step is not None:
-        return step_loop.train_with_step(run, recipe, _stops)
+        return step_loop.train_with_step(run, recipe, stops_after)
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
     model.train()
 
@@ -110,7 +116,7 @@ def _train(run: TrainingRun) -> None:
         if not math.isfinite(value):
             observers.record_nonfinite(run, loss)
             return
-        if _stops(run, step, value):
+        if stops_after(run, step, value):
             return
 
         run.phase = "backward"
@@ -124,7 +130,7 @@ def _train(run: TrainingRun) -> None:
         recipe.step_scheduler(step, value)
 
 
-def _stops(run: TrainingRun, step: int, value: float) -> bool:
+def stops_after(run: TrainingRun, step: int, value: float) -> bool:
     """Whether the run ends after the finite loss ``value`` of ``step``: at its
     target, at max_steps, frozen in place, or out of time."""
     evidence = run.evidence
@@ -197,15 +203,15 @@ def _confirm_steps(reached_at: int) -> int:
     return min(BOUND_CHECK_STEPS, reached_at)
 
 
-def _confirming(evidence: Evidence) -> bool:
+def confirming(evidence: Evidence) -> bool:
     """The loss reached its target above zero and has not fallen below zero since."""
     return evidence.reached_at is not None and evidence.bound_check_from is None
 
 
-def _settle_confirmed_pass(evidence: Evidence) -> None:
+def settle_confirmed_pass(evidence: Evidence) -> None:
     """A pass above zero that stayed above zero is the pass at the step it reached
     its target: the steps that confirmed it are dropped from the record."""
-    if not _confirming(evidence):
+    if not confirming(evidence):
         return
     end = evidence.reached_at
     del evidence.losses[end + 1 :]

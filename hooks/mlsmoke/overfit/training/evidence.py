@@ -148,6 +148,17 @@ class Evidence:
     # The objective drew random numbers outside every module at the first step (a
     # diffusion loss's noise): every step replays those draws (engine.train).
     replayed_draws: bool = False
+    # Script mode (training/script_run.py): the script that trained, the batch it was
+    # pinned to, and its backward() calls per update.
+    script: str | None = None
+    pinned: str = ""
+    backwards_per_update: int = 1
+    # The pinned batch's loss in eval mode, taken when the train-mode loss stopped
+    # short (dropout keeps it noisy); it decides whether the batch was memorized.
+    eval_loss: float | None = None
+    # Trainable parameters that no update had a gradient for (script mode: every
+    # update; a factory's run: the first).
+    never_got_gradient: list[str] | None = None
     # The step the loss first reached its target.
     reached_at: int | None = None
     # The step a loss reached its target below zero; the run trained on from there

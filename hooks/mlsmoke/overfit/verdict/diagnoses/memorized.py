@@ -22,6 +22,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return _levels_off_later(run)
     reached_at = evidence.bound_check_from
     replayed = [REPLAYED] if evidence.replayed_draws else []
+    if evidence.eval_loss is not None:
+        return _memorized_in_eval_mode(run)
     if reached_at is None:
         return Diagnosis(
             MEMORIZED,
@@ -37,6 +39,27 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         f" (target {evidence.target:.4g}), and below zero it levels off at"
         f" {evidence.final_loss:.4g}",
         replayed,
+    )
+
+
+def _memorized_in_eval_mode(run: GateRun) -> Diagnosis:
+    """The train-mode loss stayed above the target, the eval-mode loss of the same
+    batch reached it: the model learned the batch, and train-mode noise (dropout)
+    keeps the training loss up."""
+    evidence = run.evidence
+    noise = ", ".join(f"{name} p={p:g}" for name, p in evidence.dropout.items())
+    return Diagnosis(
+        MEMORIZED,
+        f"memorized the batch in {evidence.steps} steps, judged in eval mode:"
+        f" loss {evidence.initial_loss:.4g} -> {evidence.eval_loss:.4g} in eval mode"
+        f" (target {evidence.target:.4g})",
+        [
+            f"in train mode the loss ends at {evidence.final_loss:.4g}, above the"
+            " target: train-mode randomness"
+            + (f" (dropout: {noise})" if noise else "")
+            + " keeps it there; in eval mode the same batch is at"
+            f" {evidence.eval_loss:.4g}"
+        ],
     )
 
 

@@ -1,0 +1,183 @@
+"""One gate in script mode: the project's training script trains, pinned to one batch
+(``training/script_run.py``); verdicts, diagnoses, hints and checks are the factory
+mode's. A probe re-runs the script with its own rules (an lr scale, fewer steps); a
+probe that needs what a script cannot be given (another model, float64, another
+device) is skipped, and ``-v`` says which and why."""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
+from mlsmoke.overfit.training.run_state import StepCallback
+from mlsmoke.overfit.training.script_points import StepRules
+from mlsmoke.overfit.training.script_run import (
+    Script,
+    ScriptNotRunnable,
+    ScriptOutcome,
+    run_script,
+)
+from mlsmoke.overfit.verdict.checks import run_checks
+from mlsmoke.overfit.verdict.diagnoses import diagnose
+from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
+
+if TYPE_CHECKING:
+    from mlsmoke.overfit.process.settings import GateSettings
+
+
+class ProbeUnavailable(Exception):
+    """A probe script mode cannot run; the diagnosis that asked for it is skipped."""
+
+
+class ScriptTrainer:
+    """``engine.train``'s signature, training by running the script again."""
+
+    def __init__(self, script: Script, deadline: float | None) -> None:
+        self.script = script
+        self.deadline = deadline
+        self.first: ScriptOutcome | None = None
+        self.skipped: list[str] = []
+
+    def __call__(
+        self,
+        model_factory: Any,
+        batch_factory: Any,
+        loss_fn: Any,
+        optimizer_factory: Any,
+        *,
+        max_steps: int,
+        target_loss: float | None,
+        target_ratio: float | None,
+        timeout: float,
+        seed: int,
+        lr: float | None = None,
+        lr_scale: float = 1.0,
+        flat_lr: bool = False,
+        device: str | None = None,
+        dtype: str | None = None,
+        on_step: StepCallback | None = None,
+        **other: Any,
+    ) -> Evidence:
+        if self.first is not None:
+            self._check_supported(model_factory, device, dtype, other)
+        if self.deadline is not None:
+            timeout = min(timeout, max(self.deadline - time.monotonic(), 0.0))
+        rules = StepRules(max_steps, target_loss, target_ratio, timeout,
+                          lr_scale, flat_lr, on_step)  # fmt: skip
+        outcome = run_script(self.script, rules, seed)
+        if self.first is None:
+            self.first = outcome
+        return outcome.evidence
+
+    def _check_supported(
+        self, model_factory: Any, device: str | None, dtype: str | None, other: dict
+    ) -> None:
+        first = self.first
+        assert first is not None
+        reason = None
+        if model_factory is not None and model_factory != self.model_factory:
+            reason = "it trains a changed model, and the script builds its own"
+        elif dtype not in (None, "float32"):
+            reason = f"it trains in {dtype}, and the script chooses its own dtype"
+        elif device is not None and device != first.evidence.device:
+            reason = f"it trains on {device}, and the script chooses its own device"
+        elif other:
+            reason = f"it sets {', '.join(other)}, which a script does not take"
+        if reason is not None:
+            self.skipped.append(f"a probe was skipped in script mode: {reason}")
+            raise ProbeUnavailable(reason)
+
+    def model_factory(self) -> Any:
+        """An untrained copy of the script's model, as it was at the first step."""
+        if self.first is None or self.first.watch.initial_model is None:
+            raise ProbeUnavailable("the script's model could not be found or copied")
+        return copy.deepcopy(self.first.watch.initial_model)
+
+    def batch_factory(self) -> Any:
+        """A copy of the batch the script was pinned to."""
+        if self.first is None or not self.first.pin.fetched:
+            raise ProbeUnavailable(
+                "the script fetched no batch the gate could pin (set pin)"
+            )
+        return self.first.pin.copy()
+
+
+def run_script_gate(
+    settings: GateSettings,
+    on_step: StepCallback | None = None,
+    deadline: float | None = None,
+) -> tuple[Result, GateRun | None]:
+    """The gate's Result for ``settings.script``."""
+    assert settings.script is not None
+    script = Script(Path.cwd(), settings.script, list(settings.args), settings.pin)
+    trainer = ScriptTrainer(script, deadline)
+    try:
+        evidence = trainer(
+            None, None, None, None,
+            max_steps=settings.max_steps,
+            target_loss=settings.target_loss,
+            target_ratio=settings.target_ratio,
+            timeout=settings.timeout,
+            seed=settings.seed,
+            on_step=on_step,
+        )  # fmt: skip
+    except ScriptNotRunnable as error:
+        summary = f"{settings.key_path(error.key)}: {error}"
+        return Result(settings.name, Diagnosis(CONFIG_ERROR, summary, [])), None
+    run = GateRun(
+        settings,
+        evidence,
+        trainer.model_factory,
+        trainer.batch_factory,
+        None,
+        _no_recipe,
+        trainer,
+    )
+    from mlsmoke.overfit import gate
+
+    diagnosis = gate.mention_timeout(diagnose(run), evidence, settings)
+    result = gate.result_of(settings, evidence, diagnosis, run_checks(run))
+    result.notes = _script_notes(script, evidence) + run.notes
+    result.notes += sorted(set(trainer.skipped))
+    result.recipe = _recipe_label(evidence)
+    return result, run
+
+
+def _no_recipe(*args: Any) -> Any:
+    raise ProjectProblem(
+        "script-recipe", "in script mode the script builds its own optimizer"
+    )
+
+
+def _script_notes(script: Script, evidence: Evidence) -> list[str]:
+    """``-v``: what ran, what it was pinned to, and how an update was made."""
+    notes = [f"script: `{script.command()}`, one process, torchrun variables unset"]
+    if evidence.pinned:
+        notes.append(f"pinned: every batch is the first of {evidence.pinned}")
+    if evidence.backwards_per_update > 1:
+        notes.append(
+            f"accumulation: {evidence.backwards_per_update} backward() calls per"
+            " update; an update's loss is the sum of their losses"
+        )
+    if evidence.eval_loss is not None:
+        notes.append(
+            f"eval mode: the pinned batch's loss is {evidence.eval_loss:.4g} with the"
+            f" model in eval mode, {evidence.final_loss:.4g} in train mode"
+        )
+    if evidence.lrs:
+        shown = ", ".join(f"{lr:.3g}" for lr in evidence.lrs[:8])
+        more = ", ..." if len(evidence.lrs) > 8 else ""
+        notes.append(f"lr at each step: {shown}{more} (last {evidence.lrs[-1]:.3g})")
+    return notes
+
+
+def _recipe_label(evidence: Evidence) -> str:
+    if not evidence.optimizer:
+        return ""
+    schedule = f" + {evidence.scheduler}" if evidence.scheduler else ""
+    source = f" (from {evidence.optimizer_source})" if evidence.optimizer_source else ""
+    return f"{evidence.optimizer} lr {evidence.configured_lr:g}{schedule}{source}"

@@ -1,0 +1,65 @@
+"""Where a training script sets its learning rate, for the lr hints: the script's own
+assignment of that value (``train.py:41 (learning_rate = 6e-07)``), or the argument
+that overrides it (``args: --learning_rate=6e-07``)."""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mlsmoke.overfit.training.script_run import Script
+
+
+def lr_origin(script: Script, lr: float) -> str:
+    """Where ``lr`` is set in ``script`` or its args; "" when neither says."""
+    if lr <= 0:
+        return ""
+    try:
+        tree = ast.parse(script.file.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return ""
+    for name, line, value in script_constants(tree):
+        if not math.isclose(value, lr, rel_tol=1e-9):
+            continue
+        return f"{script.path}:{line} ({name} = {value:g})"
+    for arg in script.args:
+        name, _, value = arg.lstrip("-").partition("=")
+        if _number(value) is not None and math.isclose(_number(value), lr):
+            return f"args of {script.path} ({arg})"
+    return ""
+
+
+def script_constants(tree: ast.Module) -> list[tuple[str, int, float]]:
+    """The script's top-level ``name = <number>`` assignments: name, line, value."""
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name):
+            number = _literal_number(value)
+            if number is not None:
+                found.append((target.id, node.lineno, number))
+    return found
+
+
+def _literal_number(node: ast.expr) -> float | None:
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None

@@ -1,0 +1,127 @@
+"""Script mode's batch pinning: the first batch a script fetches is every batch it
+fetches, so that the script trains on one batch as the gate does.
+
+Two ways to fetch are pinned. ``pin = "module:function"`` names a function whose first
+result is returned again at every later call (nanoGPT's ``get_batch``); a function
+of the script itself is wrapped where the script defines it (the script's code is
+rewritten before it runs, nothing on disk changes). Without ``pin``, the first
+``DataLoader`` the script iterates gives its first batch forever; other loaders
+(validation) are left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch.utils.data import DataLoader
+
+PIN_HOOK = "__mlsmoke_pin__"  # the name the rewritten script calls its wrapper by
+
+
+class PinNotFound(Exception):
+    """``pin`` names no function; the message says what was looked for."""
+
+
+@dataclass
+class PinnedBatch:
+    """The batch every fetch returns once the first has been made."""
+
+    source: str = ""  # "get_batch()" or "the first DataLoader"
+    fetched: bool = False
+    batch: Any = None
+    fetches: int = 0
+    loader: int | None = field(default=None, repr=False)  # id of the pinned loader
+
+    def keep(self, batch: Any, source: str) -> None:
+        self.batch, self.source, self.fetched = batch, source, True
+
+    def copy(self) -> Any:
+        """A copy of the batch: a script may change what it fetched in place."""
+        self.fetches += 1
+        return copy.deepcopy(self.batch)
+
+
+def pinned(function: Callable[..., Any], pin: PinnedBatch) -> Callable[..., Any]:
+    """``function``, returning its first result at every call."""
+
+    @functools.wraps(function)
+    def first_result(*args: Any, **kwargs: Any) -> Any:
+        if not pin.fetched:
+            pin.keep(function(*args, **kwargs), f"{function.__name__}()")
+        return pin.copy()
+
+    return first_result
+
+
+def rewrite_script(tree: ast.Module, function: str) -> bool:
+    """Wrap every definition of ``function`` in ``tree`` with ``PIN_HOOK`` where it is
+    defined; whether there was one."""
+    found = False
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            statements = getattr(node, name, None)
+            if not isinstance(statements, list):
+                continue
+            for index in reversed(range(len(statements))):
+                statement = statements[index]
+                if (
+                    isinstance(statement, ast.FunctionDef)
+                    and statement.name == function
+                ):
+                    statements.insert(index + 1, _wrap(function, statement))
+                    found = True
+    return found
+
+
+def _wrap(function: str, where: ast.stmt) -> ast.stmt:
+    call = ast.parse(f"{function} = {PIN_HOOK}({function})").body[0]
+    for node in ast.walk(call):
+        ast.copy_location(node, where)
+    return call
+
+
+def pin_module_function(spec: str, pin: PinnedBatch) -> Callable[[], None]:
+    """Wrap ``module:function`` (a module the script imports) in place; returns what
+    undoes it. PinNotFound when the module or the function is missing."""
+    module_name, _, name = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise PinNotFound(f"cannot import {module_name!r}: {error}") from None
+    original = getattr(module, name, None)
+    if not callable(original):
+        raise PinNotFound(f"module {module_name!r} has no function {name!r}")
+    setattr(module, name, pinned(original, pin))
+    return lambda: setattr(module, name, original)
+
+
+def pin_first_loader(pin: PinnedBatch) -> Callable[[], None]:
+    """Pin the first DataLoader iterated; returns what undoes it."""
+    original = DataLoader.__iter__
+
+    def first_batch_forever(loader: DataLoader) -> Iterator[Any]:
+        if pin.loader is None:
+            pin.loader = id(loader)
+        if pin.loader != id(loader):
+            return original(loader)
+        if not pin.fetched:
+            try:
+                pin.keep(next(iter(original(loader))), "the first DataLoader")
+            except StopIteration:
+                pin.loader = None  # an empty loader pins nothing
+                return original(loader)
+        return _forever(pin)
+
+    DataLoader.__iter__ = first_batch_forever  # type: ignore[method-assign]
+    return lambda: setattr(DataLoader, "__iter__", original)
+
+
+def _forever(pin: PinnedBatch) -> Iterator[Any]:
+    while True:
+        yield pin.copy()

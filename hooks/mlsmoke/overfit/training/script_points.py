@@ -1,0 +1,372 @@
+"""The few points script mode instruments while a training script runs unchanged.
+
+- an optimizer's construction: its class, lr and the line that built it;
+- ``torch.autograd.backward`` (``loss.backward()`` calls it): the loss of each
+  micro-batch, added up until the next update, as the script scales them;
+- ``optimizer.step()`` of the first optimizer built: one gate step. Before it, the
+  update's loss is recorded and the stop rules of ``engine.py`` are applied; the lr
+  scale of a probe is applied to every group for the update and undone after it;
+- every module's forward at the first step: which modules the forward called.
+
+At the first step the model is found: the module on the stack that owns the most of
+the optimizer's parameters; a copy of it, untrained, serves the probes.
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import torch
+from torch.nn.modules.module import register_module_forward_hook
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
+
+from mlsmoke.overfit.training.engine import stops_after
+from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
+from mlsmoke.overfit.training.run_state import StepCallback
+
+
+class ScriptStopped(BaseException):
+    """Raised at an optimizer step to end the script: a BaseException, so that the
+    script's own ``except Exception`` lets it through."""
+
+
+@dataclass
+class StepRules:
+    """What one run of the script is asked: engine.train's keywords."""
+
+    max_steps: int
+    target_loss: float | None
+    target_ratio: float | None
+    timeout: float
+    lr_scale: float = 1.0
+    flat_lr: bool = False  # every update at the optimizer's own lr: no schedule
+    on_step: StepCallback | None = None
+
+
+@dataclass
+class ScriptWatch:
+    """The state of one instrumented run, read by the runner at its end."""
+
+    evidence: Evidence
+    rules: StepRules
+    root: Path
+    script: Path
+    started: float = field(default_factory=time.perf_counter)
+    optimizer: torch.optim.Optimizer | None = None
+    constructed_lr: float | None = None
+    optimizer_site: str = ""
+    micro_losses: list[float] = field(default_factory=list)
+    backwards_per_update: int = 0
+    model: torch.nn.Module | None = None
+    initial_model: torch.nn.Module | None = None
+    parameter_names: dict[int, str] = field(default_factory=dict)
+    called: set[int] = field(default_factory=set)  # module ids the first step called
+    got_gradient: set[int] = field(default_factory=set)  # parameter ids
+    saved_lrs: list[float] = field(default_factory=list)
+    evaluating: bool = False  # the last update: the loss in eval mode, no backward
+    eval_loss: float | None = None
+    phase: str = "script"  # where an error happened: script, forward, backward, step
+
+    # the surface the stop rules of engine.py read
+    @property
+    def target_loss(self) -> float | None:
+        return self.rules.target_loss
+
+    @property
+    def target_ratio(self) -> float | None:
+        return self.rules.target_ratio
+
+    def out_of_time(self) -> bool:
+        return time.perf_counter() - self.started > self.rules.timeout
+
+    @property
+    def stepped(self) -> bool:
+        return bool(self.evidence.losses)
+
+
+@contextmanager
+def instrumented(watch: ScriptWatch) -> Iterator[None]:
+    """The points above, installed for the duration of one run of the script."""
+    undo: list[Callable[[], None]] = []
+    try:
+        undo.append(_wrap_optimizer_init(watch))
+        undo.append(_wrap_backward(watch))
+        pre = register_optimizer_step_pre_hook(
+            lambda optimizer, args, kwargs: _before_step(watch, optimizer)
+        )
+        post = register_optimizer_step_post_hook(
+            lambda optimizer, args, kwargs: _after_step(watch, optimizer)
+        )
+        undo += [pre.remove, post.remove]
+        calls = register_module_forward_hook(
+            lambda module, args, output: _called(watch, module)
+        )
+        undo.append(calls.remove)
+        yield
+    finally:
+        for step in reversed(undo):
+            step()
+
+
+def _wrap_optimizer_init(watch: ScriptWatch) -> Callable[[], None]:
+    original = torch.optim.Optimizer.__init__
+
+    def built(optimizer: Any, params: Any, defaults: dict, *args: Any, **kw: Any):
+        original(optimizer, params, defaults, *args, **kw)
+        if (
+            watch.optimizer is None
+            and type(optimizer).__module__ != "torch.optim.lbfgs"
+        ):
+            watch.optimizer = optimizer
+            watch.constructed_lr = float(optimizer.param_groups[0]["lr"])
+            watch.optimizer_site = construction_site(watch.root, sys._getframe(1))
+            watch.evidence.optimizer = type(optimizer).__name__
+
+    torch.optim.Optimizer.__init__ = built  # type: ignore[method-assign]
+    return lambda: setattr(torch.optim.Optimizer, "__init__", original)
+
+
+def _wrap_backward(watch: ScriptWatch) -> Callable[[], None]:
+    original = torch.autograd.backward
+
+    def backward(tensors: Any, *args: Any, **kwargs: Any) -> None:
+        if watch.optimizer is not None and _is_scalar(tensors):
+            watch.micro_losses.append(float(tensors.detach()))
+            if watch.evaluating:
+                return None  # the eval-mode loss is read, never trained on
+        watch.phase = "backward"
+        original(tensors, *args, **kwargs)
+        watch.phase = "forward"
+
+    torch.autograd.backward = backward
+    return lambda: setattr(torch.autograd, "backward", original)
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.numel() == 1
+
+
+def _called(watch: ScriptWatch, module: torch.nn.Module) -> None:
+    if watch.optimizer is not None and not watch.stepped:
+        watch.called.add(id(module))
+
+
+def _before_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
+    if optimizer is not watch.optimizer:
+        return
+    watch.phase = "step"
+    evidence = watch.evidence
+    if not watch.micro_losses:
+        raise ProjectProblem(
+            "step-no-backward",
+            "optimizer.step() was called with no backward() since the last step;"
+            " the gate reads each update's loss from the backward() calls before it",
+        )
+    value = sum(watch.micro_losses)
+    watch.backwards_per_update = len(watch.micro_losses)
+    watch.micro_losses.clear()
+    if watch.evaluating:
+        watch.eval_loss = value
+        raise ScriptStopped
+    if not watch.stepped:
+        _first_step(watch, optimizer)
+    _note_gradients(watch, optimizer)
+    step = len(evidence.losses)
+    evidence.losses.append(value)
+    if watch.rules.on_step is not None:
+        watch.rules.on_step(step, value)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ScriptStopped
+    if stops_after(watch, step, value):  # type: ignore[arg-type]
+        if evidence.reached or evidence.timed_out or watch.model is None:
+            raise ScriptStopped
+        _evaluate_next_update(watch, optimizer)
+        return
+    groups = optimizer.param_groups
+    watch.saved_lrs = [group["lr"] for group in groups]
+    for group in groups:
+        base = watch.constructed_lr if watch.rules.flat_lr else group["lr"]
+        group["lr"] = _as_float(base) * watch.rules.lr_scale
+    evidence.lrs.append(_as_float(groups[0]["lr"]))
+
+
+def _after_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
+    if optimizer is not watch.optimizer or not watch.saved_lrs:
+        return
+    for group, lr in zip(optimizer.param_groups, watch.saved_lrs):
+        group["lr"] = lr
+    watch.saved_lrs = []
+    watch.phase = "forward"
+
+
+def _as_float(lr: Any) -> float:
+    return float(lr.item() if isinstance(lr, torch.Tensor) else lr)
+
+
+def _evaluate_next_update(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
+    """Stopped short: this update is skipped (no gradients, no step), and the next
+    one's loss is taken with the model in eval mode, where dropout and other
+    train-mode noise are off: whether the batch was learned, not how noisy it is."""
+    for group in optimizer.param_groups:
+        for parameter in group["params"]:
+            parameter.grad = None
+    watch.evaluating = True
+    assert watch.model is not None
+    watch.model.eval()
+    watch.model.train = _stays_in_eval(watch.model)  # type: ignore[method-assign]
+
+
+def _stays_in_eval(model: torch.nn.Module) -> Callable[..., torch.nn.Module]:
+    def train(mode: bool = True) -> torch.nn.Module:
+        return model
+
+    return train
+
+
+def _first_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
+    """Find the model, keep an untrained copy of it, and name its parameters."""
+    evidence = watch.evidence
+    parameters = [p for group in optimizer.param_groups for p in group["params"]]
+    model = find_model(parameters, sys._getframe(2))
+    watch.model = model
+    if model is None:
+        return
+    names = {}
+    for name, parameter in model.named_parameters(remove_duplicate=False):
+        names.setdefault(id(parameter), name)
+    watch.parameter_names = names
+    evidence.device = str(parameters[0].device) if parameters else "cpu"
+    evidence.requires_grad = {
+        name: parameter.requires_grad for name, parameter in model.named_parameters()
+    }
+    evidence.module_order = [
+        name for name, module in model.named_modules() if id(module) in watch.called
+    ]
+    evidence.dropout = {
+        name: float(module.p)
+        for name, module in model.named_modules()
+        if isinstance(module, torch.nn.modules.dropout._DropoutNd)
+        and module.training
+        and module.p > 0
+    }
+    with suppress(Exception):  # a model that cannot be copied serves no probe
+        watch.initial_model = _untrained_copy(model)
+
+
+def _untrained_copy(model: torch.nn.Module) -> torch.nn.Module:
+    grads = {}
+    for parameter in model.parameters():
+        grads[parameter] = parameter.grad
+        parameter.grad = None
+    try:
+        return copy.deepcopy(model)
+    finally:
+        for parameter, grad in grads.items():
+            parameter.grad = grad
+
+
+def _note_gradients(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
+    for group in optimizer.param_groups:
+        for parameter in group["params"]:
+            if id(parameter) in watch.got_gradient or parameter.grad is None:
+                continue
+            if bool(parameter.grad.detach().abs().sum() > 0):
+                watch.got_gradient.add(id(parameter))
+
+
+def never_got_gradient(watch: ScriptWatch) -> list[str]:
+    """The trainable parameters no update had a gradient for, by name."""
+    if watch.optimizer is None:
+        return []
+    return [
+        watch.parameter_names.get(id(parameter), f"param_groups[{index}]")
+        for index, group in enumerate(watch.optimizer.param_groups)
+        for parameter in group["params"]
+        if parameter.requires_grad and id(parameter) not in watch.got_gradient
+    ]
+
+
+def find_model(
+    parameters: list[torch.nn.Parameter], frame: FrameType | None
+) -> torch.nn.Module | None:
+    """The module that owns the most of ``parameters``: among the modules the stack's
+    frames hold, else among every live module; the outermost of equal owners."""
+    wanted = {id(p) for p in parameters}
+    candidates: list[torch.nn.Module] = []
+    while frame is not None:
+        for value in list(frame.f_locals.values()) + list(frame.f_globals.values()):
+            if isinstance(value, torch.nn.Module):
+                candidates.append(value)
+        frame = frame.f_back
+    best = _owner(candidates, wanted)
+    if best is None:
+        modules = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module)]
+        best = _owner(modules, wanted)
+    return best
+
+
+def _owner(modules: list[torch.nn.Module], wanted: set[int]) -> torch.nn.Module | None:
+    best, best_score = None, (0, 0)
+    for module in {id(m): m for m in modules}.values():
+        owned = [p for p in module.parameters() if id(p) in wanted]
+        score = (len(owned), len(list(module.modules())))
+        if score > best_score:
+            best, best_score = module, score
+    return _unwrapped(best) if best is not None and best_score[0] else None
+
+
+def _unwrapped(module: torch.nn.Module) -> torch.nn.Module:
+    """A DDP or compiled wrapper's module: the one the script's model is."""
+    inner = getattr(module, "module", None) or getattr(module, "_orig_mod", None)
+    return inner if isinstance(inner, torch.nn.Module) else module
+
+
+def construction_site(root: Path, frame: FrameType | None) -> str:
+    """``model.py:71 in configure_optimizers, called by train.py:120``: the project's
+    frames on the stack where an optimizer was built, innermost first."""
+    places = []
+    while frame is not None and len(places) < 2:
+        filename = Path(frame.f_code.co_filename)
+        if _is_project_file(root, filename):
+            relative = filename.resolve().relative_to(root.resolve())
+            place = f"{relative}:{frame.f_lineno}"
+            if frame.f_code.co_name != "<module>":
+                place += f" in {frame.f_code.co_name}"
+            places.append(place)
+        frame = frame.f_back
+    return ", called by ".join(places)
+
+
+def _is_project_file(root: Path, filename: Path) -> bool:
+    try:
+        resolved = filename.resolve()
+    except OSError:
+        return False
+    if not resolved.is_relative_to(root.resolve()):
+        return False
+    parts = resolved.relative_to(root.resolve()).parts
+    return not any(part in ("site-packages", ".venv", "venv") for part in parts)
+
+
+def innermost_project_line(root: Path, error: BaseException) -> str:
+    """``train.py:12: exec(open("configurator.py").read())``: where in the project's
+    files ``error`` was raised, innermost first; "" when no project frame is left."""
+    frames = traceback.extract_tb(error.__traceback__)
+    for frame in reversed(frames):
+        if _is_project_file(root, Path(frame.filename)):
+            relative = Path(frame.filename).resolve().relative_to(root.resolve())
+            return f"{relative}:{frame.lineno}: {(frame.line or '').strip()}"
+    return ""
