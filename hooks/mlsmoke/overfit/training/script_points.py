@@ -34,7 +34,12 @@ from torch.optim.optimizer import (
 )
 
 from mlsmoke.overfit.training.engine import stops_after
-from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
+from mlsmoke.overfit.training.evidence import (
+    STEP_GRADIENTS_ACCUMULATE,
+    Evidence,
+    ProjectProblem,
+    StepFinding,
+)
 from mlsmoke.overfit.training.run_state import StepCallback
 
 
@@ -68,6 +73,7 @@ class ScriptWatch:
     optimizer: torch.optim.Optimizer | None = None
     constructed_lr: float | None = None
     optimizer_site: str = ""
+    step_site: str = ""  # where the script calls optimizer.step()
     micro_losses: list[float] = field(default_factory=list)
     backwards_per_update: int = 0
     model: torch.nn.Module | None = None
@@ -144,6 +150,8 @@ def _wrap_backward(watch: ScriptWatch) -> Callable[[], None]:
 
     def backward(tensors: Any, *args: Any, **kwargs: Any) -> None:
         if watch.optimizer is not None and _is_scalar(tensors):
+            if not watch.micro_losses and watch.stepped and not watch.evaluating:
+                _check_gradients_cleared(watch)
             watch.micro_losses.append(float(tensors.detach()))
             if watch.evaluating:
                 return None  # the eval-mode loss is read, never trained on
@@ -153,6 +161,47 @@ def _wrap_backward(watch: ScriptWatch) -> Callable[[], None]:
 
     torch.autograd.backward = backward
     return lambda: setattr(torch.autograd, "backward", original)
+
+
+def _check_gradients_cleared(watch: ScriptWatch) -> None:
+    """At an update's first backward(), the last update's gradients must be gone:
+    kept, they are added to this update's (a forgotten or misplaced zero_grad)."""
+    evidence, optimizer = watch.evidence, watch.optimizer
+    if optimizer is None or any(
+        f.code == STEP_GRADIENTS_ACCUMULATE for f in evidence.step_findings
+    ):
+        return
+    kept = [
+        parameter
+        for group in optimizer.param_groups
+        for parameter in group["params"]
+        if parameter.grad is not None and bool(parameter.grad.detach().any())
+    ]
+    if kept:
+        evidence.step_findings.append(gradients_not_cleared(watch, len(kept)))
+
+
+def gradients_not_cleared(watch: ScriptWatch, kept: int) -> StepFinding:
+    """The finding, with a fix that respects the script's accumulation."""
+    update = len(watch.evidence.losses)
+    step_at = f" (at {watch.step_site})" if watch.step_site else ""
+    if watch.backwards_per_update > 1:
+        fix = (
+            "call optimizer.zero_grad(set_to_none=True) once per update, right after"
+            f" optimizer.step(){step_at}; not before every micro-batch's backward(),"
+            f" which would keep only the last of the {watch.backwards_per_update}"
+            " micro-batches' gradients"
+        )
+    else:
+        fix = f"call optimizer.zero_grad() after optimizer.step(){step_at}"
+    return StepFinding(
+        STEP_GRADIENTS_ACCUMULATE,
+        f"at update {update}, {kept} parameters still held the gradients of earlier"
+        " updates when backward() was called: they are added to this update's, so"
+        " every step applies the sum of all gradients so far",
+        watch.step_site or None,
+        fix,
+    )
 
 
 def _is_scalar(value: Any) -> bool:
@@ -182,6 +231,7 @@ def _before_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
         watch.eval_loss = value
         raise ScriptStopped
     if not watch.stepped:
+        watch.step_site = construction_site(watch.root, sys._getframe(2), frames=1)
         _first_step(watch, optimizer)
     _note_gradients(watch, optimizer)
     step = len(evidence.losses)
@@ -334,11 +384,11 @@ def _unwrapped(module: torch.nn.Module) -> torch.nn.Module:
     return inner if isinstance(inner, torch.nn.Module) else module
 
 
-def construction_site(root: Path, frame: FrameType | None) -> str:
+def construction_site(root: Path, frame: FrameType | None, frames: int = 2) -> str:
     """``model.py:71 in configure_optimizers, called by train.py:120``: the project's
     frames on the stack where an optimizer was built, innermost first."""
     places = []
-    while frame is not None and len(places) < 2:
+    while frame is not None and len(places) < frames:
         filename = Path(frame.f_code.co_filename)
         if _is_project_file(root, filename):
             relative = filename.resolve().relative_to(root.resolve())
@@ -351,6 +401,8 @@ def construction_site(root: Path, frame: FrameType | None) -> str:
 
 
 def _is_project_file(root: Path, filename: Path) -> bool:
+    if str(filename).startswith("<"):  # <string>, <frozen ...>: no file
+        return False
     try:
         resolved = filename.resolve()
     except OSError:

@@ -17,15 +17,18 @@ import builtins
 import io
 import math
 import os
+import random
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+import torch
 
 from mlsmoke.overfit.training import instruments, script_pin
 from mlsmoke.overfit.training.determinism import deterministic
@@ -101,6 +104,7 @@ def run_script(script: Script, rules: StepRules, seed: int) -> ScriptOutcome:
         script_pin.PIN_HOOK: lambda function: script_pin.pinned(function, pin),
     }
     with _as_a_process(script) as stderr, deterministic(seed), instrumented(watch):
+        undo_seeds = _offset_seeds(seed)
         undo_pin = _pin_batches(script, pin)
         try:
             exec(code, namespace)
@@ -110,8 +114,38 @@ def run_script(script: Script, rules: StepRules, seed: int) -> ScriptOutcome:
             _record_error(script, watch, error, stderr.getvalue())
         finally:
             undo_pin()
+            undo_seeds()
     _conclude(script, watch, pin)
     return ScriptOutcome(evidence, watch, pin)
+
+
+def _offset_seeds(seed: int) -> Callable[[], None]:
+    """Add the gate's ``seed`` to every seed the script sets (torch, random, numpy),
+    so that the gate's seeds vary a script that seeds itself; returns the undo."""
+    if seed == 0:
+        return lambda: None
+    targets: list[tuple[Any, str]] = [(torch, "manual_seed"), (random, "seed")]
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        targets.append((numpy.random, "seed"))
+    originals = [(owner, name, getattr(owner, name)) for owner, name in targets]
+    for owner, name, original in originals:
+        setattr(owner, name, _offset(original, seed))
+
+    def undo() -> None:
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+
+    return undo
+
+
+def _offset(original: Callable[..., Any], seed: int) -> Callable[..., Any]:
+    def seeded(value: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = (value + seed) % 2**32
+        return original(value, *args, **kwargs)
+
+    return seeded
 
 
 def _compile(script: Script) -> Any:

@@ -75,9 +75,12 @@ def _diagnosis(run: GateRun, finding: StepFinding) -> Diagnosis:
             + (" (it reached the target all the same)" if evidence.reached else "")
         )
     suggestions = [finding.fix] if finding.fix else []
-    if finding.code in (STEP_GRADIENTS_ACCUMULATE, STEP_UNDIVIDED_ACCUMULATION):
+    accumulating = (STEP_GRADIENTS_ACCUMULATE, STEP_UNDIVIDED_ACCUMULATION)
+    if finding.code in accumulating and not evidence.script:
         suggestions.append(ACCUMULATION_HELP)
     summary = f"the step function {name} {HEADLINES[finding.code]}"
+    if evidence.script:
+        summary = f"the training loop of {evidence.script} {HEADLINES[finding.code]}"
     return Diagnosis(finding.code, summary, lines, suggestions)
 
 
