@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from mlsmoke.overfit.verdict.checks import (
     batch_mixing,
     batch_not_moved,
+    dead_weights,
     degenerate_batch,
     dropout_active,
     init_loss,
@@ -34,6 +35,7 @@ REGISTRY: list[Check] = [
     dropout_active.check,
     unregistered_parameters.check,
     step_order.check,
+    dead_weights.check,
 ]
 
 
