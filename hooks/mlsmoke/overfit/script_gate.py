@@ -97,6 +97,12 @@ class ScriptTrainer:
             raise ProbeUnavailable("the script's model could not be found or copied")
         return copy.deepcopy(self.first.watch.initial_model)
 
+    def trained_model(self) -> Any:
+        """The script's model as the main run left it."""
+        if self.first is None or self.first.watch.model is None:
+            raise ProbeUnavailable("the script's model could not be found")
+        return self.first.watch.model
+
     def batch_factory(self) -> Any:
         """A copy of the batch the script was pinned to."""
         if self.first is None or not self.first.pin.fetched:
@@ -136,6 +142,7 @@ def run_script_gate(
         None,
         _no_recipe,
         trainer,
+        trained_model=trainer.trained_model,
     )
     from mlsmoke.overfit import gate
 

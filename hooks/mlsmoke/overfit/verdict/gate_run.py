@@ -31,6 +31,8 @@ class GateRun:
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
     # What a probe or check could not look at, and why (shown with -v).
     notes: list[str] = field(default_factory=list)
+    # The main run's model after training, where the run keeps it (script mode).
+    trained_model: Callable[[], Any] | None = None
 
     def probe(self, **overrides: Any) -> Evidence:
         """Train again with the same factories; ``overrides`` are train()'s keywords,

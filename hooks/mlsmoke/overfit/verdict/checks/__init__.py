@@ -18,6 +18,7 @@ from mlsmoke.overfit.verdict.checks import (
     dropout_active,
     init_loss,
     step_order,
+    target_copies_input,
     unregistered_parameters,
 )
 
@@ -36,6 +37,7 @@ REGISTRY: list[Check] = [
     unregistered_parameters.check,
     step_order.check,
     dead_weights.check,
+    target_copies_input.check,
 ]
 
 
