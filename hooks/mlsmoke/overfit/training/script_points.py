@@ -33,6 +33,7 @@ from torch.optim.optimizer import (
     register_optimizer_step_pre_hook,
 )
 
+from mlsmoke.overfit.training.device import limit_cpu_threads, restore_cpu_threads
 from mlsmoke.overfit.training.engine import stops_after
 from mlsmoke.overfit.training.evidence import (
     STEP_GRADIENTS_ACCUMULATE,
@@ -74,6 +75,7 @@ class ScriptWatch:
     constructed_lr: float | None = None
     optimizer_site: str = ""
     step_site: str = ""  # where the script calls optimizer.step()
+    threads: int | None = None  # torch's CPU threads before the run limited them
     micro_losses: list[float] = field(default_factory=list)
     backwards_per_update: int = 0
     model: torch.nn.Module | None = None
@@ -125,6 +127,7 @@ def instrumented(watch: ScriptWatch) -> Iterator[None]:
     finally:
         for step in reversed(undo):
             step()
+        restore_cpu_threads(watch.threads)
 
 
 def _wrap_optimizer_init(watch: ScriptWatch) -> Callable[[], None]:
@@ -299,6 +302,9 @@ def _first_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
         names.setdefault(id(parameter), name)
     watch.parameter_names = names
     evidence.device = str(parameters[0].device) if parameters else "cpu"
+    watch.threads = limit_cpu_threads(
+        evidence.device, sum(p.numel() for p in model.parameters())
+    )
     evidence.requires_grad = {
         name: parameter.requires_grad for name, parameter in model.named_parameters()
     }

@@ -1,12 +1,14 @@
 """``lr-too-low``: the learning rate is 0, a scheduler takes it to nothing, or the loss
 barely moves (or falls far too slowly) and the lr range test finds a higher rate that
 memorizes, or a loss that improves with every decade up. Reports the lr that worked
-and where the lr comes from."""
+and where the lr comes from. A training script's own lr (script mode) is only blamed
+when it is anomalous for its optimizer (``usual_lr.py``): a usual lr that the gate's
+budget is short for is ``too-slow``, whose hint names max-steps."""
 
 from __future__ import annotations
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve, lr_range, probes
+from mlsmoke.overfit.verdict import curve, lr_range, probes, usual_lr
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -30,6 +32,10 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     decayed = _decayed_at(evidence)
     if decayed is not None:
         return _decayed(evidence, decayed)
+    if evidence.script and not usual_lr.is_anomalous(
+        evidence.optimizer, evidence.configured_lr
+    ):
+        return None  # the script's own lr is a usual one: the budget, not the lr
     reading = curve.classify_curve(evidence.losses, evidence.target)
     test = lr_range.lr_range_test(run)
     working = test.working
