@@ -30,6 +30,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     not_learning,
     not_memorized,
     out_of_memory,
+    schedule_holds_lr,
     shape_error,
     step_function,
     too_slow,
@@ -74,6 +75,7 @@ REGISTRY: list[Diagnoser] = [
     # it runs but does not memorize: cheap evidence first, then the probes
     nondeterministic_batch.diagnose,
     not_learning.diagnose_dropout,  # before the lr range test it can spare
+    schedule_holds_lr.diagnose,  # a script's warmup: before the lr range test
     lr_too_high.diagnose,
     non_finite.diagnose,
     lr_too_low.diagnose,
