@@ -342,9 +342,13 @@ DROPOUT = Change("train.py", "dropout = 0.0", "dropout = 0.1")
 
 
 def write_nanogpt_repo(
-    root: Path, *changes: Change, args: list[str] | None = None
+    root: Path,
+    *changes: Change,
+    args: list[str] | None = None,
+    configure: bool = True,
 ) -> Path:
-    """The repository at ``root`` with ``changes`` made, and script mode configured."""
+    """The repository at ``root`` with ``changes`` made, and script mode configured
+    (``configure=False``: no pyproject.toml, as before ``mlsmoke init``)."""
     root.mkdir(parents=True, exist_ok=True)
     files = {"model.py": MODEL, "configurator.py": CONFIGURATOR, "train.py": TRAIN}
     for change in changes:
@@ -357,6 +361,8 @@ def write_nanogpt_repo(
     tokens = np.random.default_rng(0).integers(0, 128, size=4096, dtype=np.uint16)
     tokens.tofile(data / "train.bin")
     tokens[::-1].copy().tofile(data / "val.bin")
+    if not configure:
+        return root
     arguments = ", ".join(f'"{arg}"' for arg in (GATE_ARGS if args is None else args))
     (root / "pyproject.toml").write_text(
         "[tool.mlsmoke.overfit]\n"
