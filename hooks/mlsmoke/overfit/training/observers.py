@@ -79,6 +79,11 @@ def observe_gradients(run: TrainingRun, step: int, parameters: list) -> None:
     evidence.grad_norms.append(instruments.total_grad_norm(parameters))
     if step == 0:
         evidence.first_grads = instruments.gradient_norms(run.model)
+        evidence.never_got_gradient = [
+            name
+            for name, parameter in run.model.named_parameters()
+            if parameter.requires_grad and evidence.first_grads.get(name) is None
+        ]
     if not math.isfinite(evidence.grad_norms[-1]):
         evidence.first_nonfinite_grad = evidence.first_nonfinite_grad or (
             instruments.first_nonfinite_grad(run.model)
