@@ -244,7 +244,7 @@ def _split(
 
 
 def _expected(key: str) -> str:
-    strings = ("model", "batch", "loss", "step", "optimizer")
+    strings = ("model", "batch", "loss", "step", "optimizer", "script", "pin")
     return "a string" if key in strings else "a value"
 
 
