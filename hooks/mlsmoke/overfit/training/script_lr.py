@@ -1,6 +1,7 @@
 """Where a training script sets its learning rate, for the lr hints: the script's own
-assignment of that value (``train.py:41 (learning_rate = 6e-07)``), or the argument
-that overrides it (``args: --learning_rate=6e-07``)."""
+assignment of that value (``train.py:41 (learning_rate = 6e-07)``), the argument that
+overrides it (``args of train.py (--learning_rate=6e-07)``), or an argument parser's
+default (``train.py:12 (--lr default 1e-07)``)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,32 @@ def lr_origin(script: Script, lr: float) -> str:
         name, _, value = arg.lstrip("-").partition("=")
         if _number(value) is not None and math.isclose(_number(value), lr):
             return f"args of {script.path} ({arg})"
+    for option, line, value in argument_defaults(tree):
+        if math.isclose(value, lr, rel_tol=1e-9):
+            return f"{script.path}:{line} ({option} default {value:g})"
     return ""
+
+
+def argument_defaults(tree: ast.Module) -> list[tuple[str, int, float]]:
+    """``parser.add_argument("--lr", default=<number>)`` calls anywhere in the
+    script: the option, its line, the default."""
+    found = []
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            continue
+        for keyword in node.keywords:
+            if keyword.arg == "default":
+                number = _literal_number(keyword.value)
+                if number is not None:
+                    found.append((node.args[0].value, node.lineno, number))
+    return found
 
 
 def script_constants(tree: ast.Module) -> list[tuple[str, int, float]]:
