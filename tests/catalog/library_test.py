@@ -9,8 +9,8 @@ import sys
 
 import pytest
 from mlsmoke.overfit.verdict import checks, diagnoses
-from mlsmoke.overfit.verdict.checks import step_order
-from mlsmoke.overfit.verdict.diagnoses import step_function
+from mlsmoke.overfit.verdict.checks import step_order, target_copies_input
+from mlsmoke.overfit.verdict.diagnoses import schedule_holds_lr, step_function
 
 from .library.cases import BUGS, CASES, CORRECT, LIGHTNING, SEQ2SEQ, VISION, Case
 from .library.cases import BERT, GPT2
@@ -41,12 +41,16 @@ OFF_THE_CPU = {"batch-not-moved"}
 # A step function's invariants need the project's step function, which no catalog model
 # has: tests/overfit/step_function_test.py runs each, with a bug and a correct step.
 STEP_FUNCTION = set(step_function.CODES) | {step_order.CODE}
+# What only a training script gives: its schedule, and the trained model a warning
+# checks (tests/overfit/script_mode_test.py runs each).
+SCRIPT_MODE = {schedule_holds_lr.CODE, target_copies_input.CODE}
 
 
 def test_library_catalog_covers_every_code_warning_and_family() -> None:
     codes = {d.code for d in diagnoses.REGISTRY} - NOT_A_BUG - STEP_FUNCTION
+    codes -= SCRIPT_MODE
     warning_codes = {sys.modules[c.__module__].CODE for c in checks.REGISTRY}
-    warning_codes -= STEP_FUNCTION | OFF_THE_CPU
+    warning_codes -= STEP_FUNCTION | OFF_THE_CPU | SCRIPT_MODE
     assert len(BUGS) >= 25 and len(CORRECT) >= 10
     assert {case.code for case in BUGS} == codes
     assert set().union(*(case.warnings for case in CASES)) == warning_codes

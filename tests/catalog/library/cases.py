@@ -506,6 +506,14 @@ WARNINGS = [
         warnings=frozenset({"unregistered-parameters"}),
         bug="adapters kept in a plain list: never trained",
     ),
+    Case(
+        "hf-bert-mean-pooled",
+        BERT,
+        models.MeanPooledBert,
+        text.classification_batch,
+        warnings=frozenset({"dead-weights"}),
+        bug="a sentence embedding averages BERT's states: its pooler is never called",
+    ),
 ]
 
 CASES = CORRECT + BUGS + WARNINGS

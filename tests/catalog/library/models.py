@@ -17,6 +17,7 @@ from transformers import (
     BartForConditionalGeneration,
     BertConfig,
     BertForSequenceClassification,
+    BertModel,
     DataCollatorWithPadding,
     GPT2Config,
     GPT2LMHeadModel,
@@ -62,6 +63,26 @@ def bert_checkpointed() -> BertForSequenceClassification:
     model = bert_classifier()
     model.gradient_checkpointing_enable()
     return model
+
+
+class MeanPooledBert(torch.nn.Module):
+    """A sentence-embedding classifier: BERT's token states averaged over the mask.
+    BertModel builds a pooler by default, which this forward skips by design."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.encoder = BertModel(bert_config())
+        self.head = torch.nn.Linear(HIDDEN, text.LABELS)
+
+    def forward(self, input_ids, attention_mask, labels, token_type_ids=None):
+        states = self.encoder(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+        ).last_hidden_state  # (B, T, H)
+        mask = attention_mask.unsqueeze(-1).to(states.dtype)
+        pooled = (states * mask).sum(1) / mask.sum(1)  # (B, H)
+        return torch.nn.functional.cross_entropy(self.head(pooled), labels)
 
 
 def gpt2_lm(**overrides: Any) -> GPT2LMHeadModel:
