@@ -27,6 +27,7 @@ from mlsmoke import __version__, config
 from mlsmoke.doctests import settings as doctest_settings
 from mlsmoke.new import UPSTREAM_URL
 from mlsmoke.overfit.process import settings as overfit_settings
+from mlsmoke.profile import settings as profile_settings
 from mlsmoke.strict_mode import settings as strict_mode_settings
 
 try:
@@ -170,6 +171,7 @@ CONFIGURATION_TABLES = {
     "tool.mlsmoke.strict-mode": tuple(strict_mode_settings.SCHEMA),
     "tool.mlsmoke.doctest": tuple(doctest_settings.SCHEMA),
     "tool.mlsmoke.overfit": tuple(overfit_settings.GATE_SCHEMA),
+    "tool.mlsmoke.profile": tuple(profile_settings.SCHEMA),
 }
 
 

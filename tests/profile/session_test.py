@@ -45,8 +45,9 @@ def test_a_zero_grad_that_fills_zeros_fires_at_its_line(tmp_path: Path) -> None:
     line = inspect.getsourcelines(profiled_project.ZeroFillingSGD.zero_grad)[1]
     where = f"profiled_project.py:{line}"
     assert figures.optimizer.zero_grad_where.endswith(where)
-    (found,) = recommend(figures)
-    assert found.rule == "zero-grad" and where in found.change
+    # in this process torch runs its default threads: cpu-threads may fire too
+    (found,) = [r for r in recommend(figures) if r.rule == "zero-grad"]
+    assert where in found.change
 
 
 def test_torchs_own_zero_grad_fills_nothing(tmp_path: Path) -> None:

@@ -6,6 +6,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# The properties to_json adds, which from_json leaves out.
+DERIVED = ("samples_per_second", "tokens_per_second", "profiler_overhead_seconds",
+           "profiler_overhead_share", "shares")  # fmt: skip
+
 
 @dataclass
 class Loader:
@@ -63,6 +67,33 @@ class Gpu:
 
 
 @dataclass
+class Model:
+    """The model the step trains: in script mode, the one ``find_model`` found."""
+
+    name: str  # its class
+    parameters: int  # elements, tied weights counted once
+    where: str = ""  # script mode: where its class is defined, e.g. model.py:80
+
+
+@dataclass
+class Threads:
+    """On the CPU: the unprofiled step at the process's thread count and at another
+    (1 when that is more, else the CPUs the process may use)."""
+
+    default: int
+    default_step_seconds: float
+    other: int | None = None  # None: there was no other count to try
+    other_step_seconds: float | None = None
+
+    @property
+    def other_is_faster_by(self) -> float | None:
+        """default step / other step: above 1, the other count is faster."""
+        if not self.other_step_seconds or self.other is None:
+            return None
+        return self.default_step_seconds / self.other_step_seconds
+
+
+@dataclass
 class Figures:
     gate: str
     device: str  # cpu, cuda:0
@@ -81,12 +112,38 @@ class Figures:
     peak_memory_bytes: int = 0
     peak_memory_of: str = ""  # what the peak is of
     gpu: Gpu | None = None
+    model: Model | None = None
+    forwards_per_step: int = 1  # script mode: micro-batches an optimizer update takes
+    tokens_per_step: int | None = None  # integer input elements a step, when integers
+    threads: Threads | None = None
+    script: str | None = None  # script mode: the command profiled
+    data_from: str = ""  # script mode: what the data phase is the time of
 
     @property
     def samples_per_second(self) -> float | None:
         if self.batch_size is None:
             return None
-        return self.steps_per_second * self.batch_size
+        return self.steps_per_second * self.batch_size * self.forwards_per_step
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        if self.tokens_per_step is None:
+            return None
+        return self.steps_per_second * self.tokens_per_step
+
+    @property
+    def profiler_overhead_seconds(self) -> float:
+        """What the profiler adds to a step: the profiled step less the unprofiled."""
+        if self.steps_per_second <= 0:
+            return 0.0
+        return max(self.step_seconds - 1 / self.steps_per_second, 0.0)
+
+    @property
+    def profiler_overhead_share(self) -> float:
+        """The profiler's share of a profiled step, 0..1."""
+        if self.step_seconds <= 0:
+            return 0.0
+        return self.profiler_overhead_seconds / self.step_seconds
 
     def share(self, phase: str) -> float:
         """``phase``'s share of a profiled step, 0..1."""
@@ -97,17 +154,21 @@ class Figures:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["samples_per_second"] = self.samples_per_second
+        data["tokens_per_second"] = self.tokens_per_second
+        data["profiler_overhead_seconds"] = self.profiler_overhead_seconds
+        data["profiler_overhead_share"] = self.profiler_overhead_share
         data["shares"] = {phase: self.share(phase) for phase in self.split}
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Figures:
         """KeyError/TypeError when malformed."""
-        fields = {
-            k: v for k, v in data.items() if k not in ("samples_per_second", "shares")
-        }
+        fields = {k: v for k, v in data.items() if k not in DERIVED}
         fields["loader"] = Loader(**fields["loader"])
         fields["optimizer"] = Optimizer(**fields["optimizer"])
+        for name, kind in (("model", Model), ("threads", Threads)):
+            if fields.get(name) is not None:
+                fields[name] = kind(**fields[name])
         gpu = fields.get("gpu")
         if gpu is not None:
             gpu = dict(gpu, syncs=[SyncPoint(**s) for s in gpu.get("syncs", [])])

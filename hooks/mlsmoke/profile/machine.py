@@ -120,6 +120,21 @@ def top_ops(profiler: Any, cuda: bool) -> list[dict[str, Any]]:
     return rows[:TOP_OPS]
 
 
+def synchronize(device: str) -> None:
+    """Wait for the device's queued work: outside the steps only, to time them."""
+    if device_kind(device) == "cuda":
+        torch.cuda.synchronize(device)
+    elif device_kind(device) == "mps":
+        torch.mps.synchronize()
+
+
+def cpu_count() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def peak_memory(device: str) -> tuple[int, str]:
     if device_kind(device) == "cuda":
         return int(torch.cuda.max_memory_allocated(device)), "tensors on the device"

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mlsmoke.cache_files import CacheDirectory
 from mlsmoke.config import find_project_root
 from mlsmoke.errors import UsageError
 from mlsmoke.interpreter import (
@@ -29,16 +31,12 @@ from mlsmoke.overfit.process.options import (
     check_writable,
     write_json,
 )
-from mlsmoke.overfit.process.settings import (
-    GateSettings,
-    load_gates,
-    select_gates,
-)
 from mlsmoke.overfit.process.spawn import spawn
-from mlsmoke.profile import baseline
+from mlsmoke.profile import baseline, targets
 from mlsmoke.profile.figures import Figures
 from mlsmoke.profile.report import summary
 from mlsmoke.profile.rules import recommend
+from mlsmoke.profile.targets import ScriptTarget, Target
 from mlsmoke.scratch import scratch_directory
 
 DEFAULT_STEPS = 20
@@ -76,11 +74,19 @@ def _fraction(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mlsmoke profile",
+        usage="%(prog)s [options] [--script PATH] [-- SCRIPT ARGS...]",
         description="Profile the project's training step (the overfit gate's model,"
-        " loss and recipe, on its real loader): where the time goes, what to change,"
-        " and a Chrome/Perfetto trace.",
+        " loss and recipe, on its real loader, or a training script as it runs):"
+        " where the time goes, what to change, and a Chrome/Perfetto trace.",
+        epilog="Arguments after -- are the script's: mlsmoke profile --script"
+        " train.py -- --device=cpu --compile=False",
     )
     parser.add_argument("--gate", metavar="NAME", help="profile only this gate")
+    parser.add_argument(
+        "--script", metavar="PATH",
+        help="profile this training script (python PATH ARGS) instead of the gate's"
+        " model: its own model, data and optimizer",
+    )  # fmt: skip
     parser.add_argument(
         "--steps", type=_positive_int, default=DEFAULT_STEPS, metavar="N",
         help=f"profiled steps (default {DEFAULT_STEPS})",
@@ -92,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", metavar="D", help="auto, cpu, cuda, cuda:N or mps")
     parser.add_argument(
         "--trace", metavar="PATH",
-        help="where the trace goes (.json.gz; default: the temporary directory)",
+        help="where the trace goes (.json.gz; default: .mlsmoke/profile/ in the"
+        " project)",
     )  # fmt: skip
     parser.add_argument("--json", metavar="PATH", help="every figure, as JSON")
     kept = parser.add_mutually_exclusive_group()
@@ -120,20 +127,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    ours, script_args = targets.split_dashes(list(sys.argv[1:] if argv is None
+                                                  else argv))  # fmt: skip
+    args = build_parser().parse_args(ours)
     check_gate_options(args.device, args.json)
     if args.trace and not args.trace.endswith(".json.gz"):
         raise UsageError(f"--trace {args.trace}: the trace is a .json.gz file")
     if args.trace:
         check_writable(Path(args.trace), "--trace")
     root = find_project_root()
-    gates = select_gates(load_gates(root), args.gate)
+    chosen = targets.choose(root, args.script, script_args, args.gate)
+    scripts = [t for t in chosen if isinstance(t, ScriptTarget)]
+    if args.device and scripts:
+        raise UsageError(
+            f"--device: {scripts[0].path} picks its own device; give it in the"
+            " script's arguments (after --, e.g. -- --device=cpu)"
+        )
     record_file = Path(args.baseline) if args.baseline else root / baseline.FILE_NAME
     if args.check:  # a broken or missing record fails before anything runs
-        baseline.require(record_file, [gate.name for gate in gates])
+        baseline.require(record_file, [target.name for target in chosen])
     exit_code, report = 0, []
-    for gate in gates:
-        outcome = _profile_one(root, gate, args, len(gates) > 1)
+    for target in chosen:
+        outcome = _profile_one(root, target, args, len(chosen) > 1)
         exit_code = max(exit_code, _show(outcome, args, record_file))
         report.append(outcome)
     if args.json:
@@ -141,27 +156,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     return exit_code
 
 
-def _trace_path(asked: str | None, gate: str, several: bool) -> str:
-    """--trace as given for one gate, with each gate's name for several; else a file
-    in the temporary directory."""
-    if asked is None:
-        return str(Path(tempfile.gettempdir(), f"mlsmoke-profile-{gate}.json.gz"))
-    return asked.replace(".json.gz", f"-{gate}.json.gz") if several else asked
+def _trace_path(asked: str | None, name: str, several: bool, root: Path) -> str:
+    """--trace as given for one profile, with each one's name for several; else
+    ``<name>.json.gz`` in the project's cache directory (the temporary directory
+    when that cannot be made)."""
+    safe = name.replace("/", "-")
+    if asked is not None:
+        return asked.replace(".json.gz", f"-{safe}.json.gz") if several else asked
+    cache = CacheDirectory(root, "profile")
+    try:
+        cache.prepare()
+        return str(cache.directory / f"{safe}.json.gz")
+    except OSError:
+        return str(Path(tempfile.gettempdir(), f"mlsmoke-profile-{safe}.json.gz"))
 
 
 def _profile_one(
-    root: Path, gate: GateSettings, args: argparse.Namespace, several: bool
+    root: Path, target: Target, args: argparse.Namespace, several: bool
 ) -> dict:
-    configured = configured_python(root, "overfit", gate.python)
+    configured = configured_python(root, "overfit", target.python)
     python = first_that_imports(project_candidates(root, configured), ["torch"])
-    trace = _trace_path(args.trace, gate.name, several)
+    trace = _trace_path(args.trace, target.name, several, root)
+    what = "script" if isinstance(target, ScriptTarget) else "gate"
     with scratch_directory("profile") as scratch:
         request, answer = Path(scratch, "request.json"), Path(scratch, "result.json")
         request.write_text(
             json.dumps(
                 {
                     "root": str(root),
-                    "gate": gate.to_json(),
+                    what: target.to_json(),
                     "steps": args.steps,
                     "warmup": args.warmup,
                     "trace": str(Path(trace).resolve()),
@@ -171,20 +194,20 @@ def _profile_one(
             )
         )
         output = Path(scratch, "output.txt")
-        end = spawn(root, python.path, [gate], [str(request), str(answer)], output,
+        end = spawn(root, python.path, [], [str(request), str(answer)], output,
                     module=WORKER)  # fmt: skip
         if end.code == 130:
             raise KeyboardInterrupt
         try:
             outcome = json.loads(answer.read_text())
         except (OSError, ValueError):
-            outcome = _ended_early(gate, python.path, end, output, args.timeout)
+            outcome = _ended_early(target.name, python.path, end, output, args.timeout)
     outcome["trace"] = trace
     return outcome
 
 
 def _ended_early(
-    gate: GateSettings, python: Path, end: Any, output: Path, timeout: float
+    name: str, python: Path, end: Any, output: Path, timeout: float
 ) -> dict[str, Any]:
     tail = output.read_text(errors="replace").rstrip().splitlines()[-40:]
     evidence = ["\n".join(tail)] if tail else []
@@ -193,14 +216,14 @@ def _ended_early(
             f"no profile within the timeout ({timeout:g} s, --timeout): the steps"
             " are slower than that, or a factory never returned"
         )
-        return {"gate": gate.name, "status": "timeout", "message": message,
+        return {"gate": name, "status": "timeout", "message": message,
                 "evidence": evidence}  # fmt: skip
     how = (
         f"was killed by signal {-end.code}"
         if end.code < 0
         else (f"exited with code {end.code}")
     )
-    return {"gate": gate.name, "status": "killed",
+    return {"gate": name, "status": "killed",
             "message": f"{python} {how} before the profile finished",
             "evidence": evidence}  # fmt: skip
 

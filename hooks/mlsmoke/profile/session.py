@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,9 +31,10 @@ from mlsmoke.overfit.training.device import (
 )
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.training.run_state import TrainingRun
-from mlsmoke.profile import machine, phases, trace
+from mlsmoke.profile import machine, phases, thread_timing, trace
 from mlsmoke.profile.batches import BatchStream
-from mlsmoke.profile.figures import Figures, Optimizer
+from mlsmoke.profile.figures import Figures, Model, Optimizer
+from mlsmoke.profile.model_size import batch_figures, parameter_count
 
 OK, CONFIG_ERROR, DATA_ERROR, TRAIN_ERROR = (
     "ok",
@@ -108,6 +108,7 @@ class _Loop:
         self.run: TrainingRun | None = None
         self.step_index = 0
         self.batch_size: int | None = None
+        self.tokens: int | None = None
 
     def build(self) -> None:
         evidence = Evidence(device=self.device, lr=self.settings.lr or 0.0)
@@ -153,9 +154,7 @@ class _Loop:
             with record_function(phases.range_name(phases.H2D_COPY)):
                 run.batch = _to_device(batch, self.device)
             if self.batch_size is None:
-                tensors = tensors_in(run.batch)
-                if tensors and tensors[0].dim() > 0:
-                    self.batch_size = int(tensors[0].shape[0])
+                self.batch_size, self.tokens = batch_figures(tensors_in(run.batch))
         with self._failing_as(TRAIN_ERROR, "the forward pass"):
             with record_function(phases.range_name(phases.FORWARD)):
                 loss = run.forward()
@@ -193,12 +192,11 @@ class _Loop:
     def measure(self, request: Request, root: Path) -> Figures:
         for _ in range(request.warmup):
             self.step()
-        _synchronize(self.device)
-        started = time.perf_counter()
-        for _ in range(request.steps):
-            self.step()
-        _synchronize(self.device)
-        steps_per_second = request.steps / max(time.perf_counter() - started, 1e-9)
+        step_seconds = thread_timing.time_steps(self.step, request.steps, self.device)
+        steps_per_second = 1 / max(step_seconds, 1e-9)
+        threads = thread_timing.with_other_threads(
+            self.step, request.steps, self.device, step_seconds
+        )
         cuda = device_kind(self.device) == "cuda"
         if cuda:
             torch.cuda.reset_peak_memory_stats(self.device)
@@ -223,7 +221,7 @@ class _Loop:
             for _ in range(request.steps + 1):
                 self.step()
                 profiler.step()
-            _synchronize(self.device)
+            machine.synchronize(self.device)
         measured = trace.measure(trace.load_events(trace_path))
         figures = Figures(
             gate=self.settings.name,
@@ -242,6 +240,9 @@ class _Loop:
             optimizer=self._optimizer(root),
             zero_grad_fills=measured.zero_grad_fills,
             top_ops=tables.get("top", []),
+            model=self._model(),
+            tokens_per_step=self.tokens,
+            threads=threads,
         )
         figures.peak_memory_bytes, figures.peak_memory_of = machine.peak_memory(
             self.device
@@ -252,20 +253,33 @@ class _Loop:
             )
         return figures
 
+    def _model(self) -> Model | None:
+        model = self.run.model if self.run else None
+        if not isinstance(model, torch.nn.Module):
+            return None
+        return Model(type(model).__name__, parameter_count(model))
+
     def _optimizer(self, root: Path) -> Optimizer:
-        optimizer = self.recipe.optimizer
-        groups = optimizer.param_groups
-        defaults = getattr(optimizer, "defaults", {}) or {}
-        return Optimizer(
-            name=type(optimizer).__name__,
-            source=self.recipe.source,
-            parameter_tensors=sum(len(g["params"]) for g in groups),
-            foreach=_setting(groups, "foreach"),
-            fused=_setting(groups, "fused"),
-            supports_foreach="foreach" in defaults,
-            supports_fused="fused" in defaults,
-            zero_grad_where=self.zero_grad_where(root),
+        return optimizer_figures(
+            self.recipe.optimizer, self.recipe.source, self.zero_grad_where(root)
         )
+
+
+def optimizer_figures(
+    optimizer: Any, source: str, zero_grad_where: str = ""
+) -> Optimizer:
+    groups = optimizer.param_groups
+    defaults = getattr(optimizer, "defaults", {}) or {}
+    return Optimizer(
+        name=type(optimizer).__name__,
+        source=source,
+        parameter_tensors=sum(len(g["params"]) for g in groups),
+        foreach=_setting(groups, "foreach"),
+        fused=_setting(groups, "fused"),
+        supports_foreach="foreach" in defaults,
+        supports_fused="fused" in defaults,
+        zero_grad_where=zero_grad_where,
+    )
 
 
 def _setting(groups: list[dict[str, Any]], key: str) -> bool | None:
@@ -280,14 +294,6 @@ def _to_device(batch: Any, device: str) -> Any:
     if device_kind(device) == "cpu":
         return batch
     return move(batch, target, [], pinned_async=True)
-
-
-def _synchronize(device: str) -> None:
-    """Wait for the device's queued work: outside the steps only, to time them."""
-    if device_kind(device) == "cuda":
-        torch.cuda.synchronize(device)
-    elif device_kind(device) == "mps":
-        torch.mps.synchronize()
 
 
 def _source_of(function: Any) -> str:

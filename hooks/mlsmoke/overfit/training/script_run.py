@@ -103,7 +103,7 @@ def run_script(script: Script, rules: StepRules, seed: int) -> ScriptOutcome:
         "__builtins__": builtins,
         script_pin.PIN_HOOK: lambda function: script_pin.pinned(function, pin),
     }
-    with _as_a_process(script) as stderr, deterministic(seed), instrumented(watch):
+    with as_a_process(script) as stderr, deterministic(seed), instrumented(watch):
         undo_seeds = _offset_seeds(seed)
         undo_pin = _pin_batches(script, pin)
         try:
@@ -176,7 +176,7 @@ def _pin_batches(script: Script, pin: script_pin.PinnedBatch) -> Any:
 
 
 @contextmanager
-def _as_a_process(script: Script) -> Iterator[io.StringIO]:
+def as_a_process(script: Script) -> Iterator[io.StringIO]:
     """``sys.argv``, ``sys.path[0]``, the environment and stderr as ``python
     SCRIPT ARGS`` would have them; the script's stderr is also kept, for messages."""
     out_dir = tempfile.mkdtemp(prefix="mlsmoke-script-")

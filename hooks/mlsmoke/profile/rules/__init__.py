@@ -28,6 +28,7 @@ class Recommendation:
 
 def recommend(figures: Figures) -> list[Recommendation]:
     from mlsmoke.profile.rules import (
+        cpu_threads,
         data_workers,
         optimizer_kernels,
         pin_memory,
@@ -45,6 +46,7 @@ def recommend(figures: Figures) -> list[Recommendation]:
         tf32_matmul,
         small_batch,
         zero_grad,
+        cpu_threads,
     )
     found = [rule.check(figures) for rule in rules]
     return [recommendation for recommendation in found if recommendation is not None]
