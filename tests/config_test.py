@@ -159,3 +159,16 @@ def test_a_finite_number_is_neither_nan_nor_infinite(value: float) -> None:
     with pytest.raises(ConfigError, match="^t: expected a finite number, got "):
         config.finite_number(value, "t")
     assert config.finite_number(-2, "t") == -2.0
+
+
+def test_the_project_config_is_the_root_pyproject_however_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    root = config.find_project_root()
+    assert config.is_project_config("pyproject.toml", root)
+    assert config.is_project_config("./pyproject.toml", root)
+    assert config.is_project_config(str(tmp_path / "pyproject.toml"), root)
+    assert not config.is_project_config("sub/pyproject.toml", root)
+    assert not config.is_project_config("setup.toml", root)

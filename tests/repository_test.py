@@ -52,9 +52,22 @@ def test_strict_mode_manifest_entry() -> None:
         h for h in yaml.safe_load(MANIFEST.read_text()) if h["id"] == "bash-strict-mode"
     ]
     assert hook["entry"] == "mlsmoke strict-mode" and hook["language"] == "python"
-    assert hook["types"] == ["shell"] and hook["exclude_types"] == ["zsh"]
+    assert hook["types_or"] == ["shell", "toml"] and hook["exclude_types"] == ["zsh"]
     assert hook["stages"] == ["pre-commit", "pre-merge-commit", "pre-push", "manual"]
     assert "minimum_pre_commit_version" in hook
+
+
+@pytest.mark.parametrize("hook_id", manifest_ids())
+def test_every_hook_also_runs_on_the_project_config_alone(hook_id: str) -> None:
+    """Each hook reads a [tool.mlsmoke.*] table: a commit that edits pyproject.toml
+    alone runs it, and no other .toml file does."""
+    (hook,) = [h for h in yaml.safe_load(MANIFEST.read_text()) if h["id"] == hook_id]
+    assert "toml" in hook["types_or"] and "types" not in hook
+    files = re.compile(hook["files"])
+    for name in ["pyproject.toml", "model.py", "scripts/train", "docs/a.md", "run.sh"]:
+        assert files.search(name), name
+    for name in ["sub/pyproject.toml", "ruff.toml", "pyproject.toml.bak.toml"]:
+        assert not files.search(name), name
 
 
 @pytest.mark.e2e

@@ -8,6 +8,7 @@ value is validated here, and every error message starts with the full key path
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -51,6 +52,15 @@ def find_project_root(start: Path | None = None) -> Path:
         if (directory / ".git").exists():
             break
     return start
+
+
+def is_project_config(name: str, root: Path) -> bool:
+    """Whether ``name``, a path as a hook is given it, is ``root``'s pyproject.toml.
+
+    The hooks are also run on it, so that a commit editing their tables is checked by
+    its own run: loading the settings validates them, and the file is then no script
+    or document to check."""
+    return Path(os.path.abspath(name)) == root / PYPROJECT
 
 
 def read_pyproject(root: Path) -> dict[str, Any]:

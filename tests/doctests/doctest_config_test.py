@@ -95,3 +95,22 @@ def test_a_configured_python_that_does_not_exist_names_the_key(
 
 def test_a_missing_file_is_a_usage_error(project: Path, doctest) -> None:
     assert doctest("nope.py") == (2, "mlsmoke doctest: nope.py: no such file\n")
+
+
+def test_given_the_project_config_it_checks_the_table_and_runs_nothing(
+    project: Path, doctest
+) -> None:
+    """pre-commit runs the hook on a commit that edits pyproject.toml alone; its
+    ``>>>`` (a description that shows a prompt) is no example to run."""
+    write_config(
+        project,
+        '[project]\nname = "demo"\ndescription = ">>> 1 + 1"\n'
+        "[tool.mlsmoke.doctest]\ntimeout = 5\n",
+    )
+    assert doctest("pyproject.toml") == (0, "")
+    write_config(project, "[tool.mlsmoke.doctest]\ntimout = 5\n")
+    code, output = doctest("pyproject.toml")
+    assert code == 2
+    assert output.startswith(
+        "mlsmoke doctest: tool.mlsmoke.doctest.timout: unknown key"
+    )

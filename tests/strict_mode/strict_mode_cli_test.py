@@ -331,3 +331,16 @@ def test_a_shorter_rewrite_through_a_hard_link_leaves_no_old_tail(tmp_path: Path
     atomic.write_atomically(path, b"abc", 0o600)
     assert (tmp_path / "b.txt").read_bytes() == b"abc"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_given_the_project_config_it_checks_its_table_and_no_script(
+    in_tmp_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pre-commit runs the hook on a commit that edits pyproject.toml alone."""
+    config = in_tmp_project / "pyproject.toml"
+    config.write_text("[tool.mlsmoke.strict-mode]\nrequire-ifs = true\n")
+    assert cli.main(["strict-mode", "-v", "pyproject.toml"]) == 0
+    assert capsys.readouterr() == ("", "")
+    config.write_text("[tool.mlsmoke.strict-mode]\nexcludes = []\n")
+    assert cli.main(["strict-mode", "pyproject.toml"]) == 2
+    assert "tool.mlsmoke.strict-mode.excludes: unknown key" in capsys.readouterr().err

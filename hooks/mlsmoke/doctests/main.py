@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from mlsmoke import interpreter
 from mlsmoke.arguments import files_after_dashes
-from mlsmoke.config import find_project_root
+from mlsmoke.config import find_project_root, is_project_config
 from mlsmoke.doctests.formatting import format_results, summary
 from mlsmoke.cache_files import CacheNotWritten
 from mlsmoke.doctests.import_cache import ImportCache
@@ -51,8 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         files_after_dashes(sys.argv[1:] if argv is None else argv, options=OPTIONS)
     )
     root = find_project_root()
-    settings = load_settings(root)
-    files = files_with_examples(args.filenames, root, settings)
+    settings = load_settings(root)  # given only pyproject.toml, this is the check
+    names = [name for name in args.filenames if not is_project_config(name, root)]
+    files = files_with_examples(names, root, settings)
     if not files:
         return EXIT_OK  # no interpreter started
     imports = ImportCache(root)

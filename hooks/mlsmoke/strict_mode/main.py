@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from mlsmoke.arguments import files_after_dashes
-from mlsmoke.config import find_project_root
+from mlsmoke.config import find_project_root, is_project_config
 from mlsmoke.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from mlsmoke.strict_mode.checker import (
     Policy,
@@ -75,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     status = EXIT_OK
     for path in args.filenames:
+        if is_project_config(path, root):  # its table was validated above
+            continue
         status = max(status, _run_one(path, root, settings, policy, args))
     return status
 

@@ -3,7 +3,8 @@ changes.
 
 A pass is stored under a key built from the gate's settings (tier included), the
 requested device and the accelerator this machine has, the content of every watched
-file (a directory in ``watch`` is everything under it), the interpreters the gate
+file (a directory in ``watch`` is everything under it; of pyproject.toml, what can
+change a run: ``pyproject_digest.py``), the interpreters the gate
 would be run in (found, not started: see ``interpreter.project_candidates``), and
 mlsmoke's version. When the interpreter used was not the first candidate, the entry
 stamps the import directories of those before it: torch installed there would make
@@ -40,9 +41,11 @@ from mlsmoke.cache_files import (
     settled,
     sources_unchanged,
 )
+from mlsmoke.config import PYPROJECT
 from mlsmoke.errors import ConfigError
 from mlsmoke.globs import glob_regex
 from mlsmoke.interpreter import still_passed_over
+from mlsmoke.overfit.process.pyproject_digest import pyproject_digest
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.verdict.result import Result
 
@@ -110,9 +113,14 @@ def _is_venv(name: str) -> bool:
 
 
 def files_digest(root: Path, names: Sequence[str]) -> str:
+    """The digest of the watched files; the project's pyproject.toml counts by what of
+    it can change a run (``pyproject_digest``): its description is no change."""
     digest = hashlib.sha256()
     for name in names:
-        content = file_digest(root / name)
+        if name == PYPROJECT:
+            content = pyproject_digest(root / name)
+        else:
+            content = file_digest(root / name)
         digest.update(f"{name}\0{content}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
