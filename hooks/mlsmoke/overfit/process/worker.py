@@ -73,6 +73,8 @@ def main(argv: Sequence[str]) -> int:
                 result, _ = run_gate(settings, request.get("device"), on_step,
                                      deadline=deadline)  # fmt: skip
                 result.sources = project_modules(Path(request["root"]))
+                if settings.script and settings.script not in result.sources:
+                    result.sources.append(settings.script)  # run, never imported
                 results.append(result.to_json())
             except KeyboardInterrupt as error:
                 if _sigint.is_set():

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import torch
+
 from mlsmoke.overfit.training import observers, setup, step_loop
 from mlsmoke.overfit.training.determinism import (
     deterministic,
@@ -23,6 +25,7 @@ from mlsmoke.overfit.training.determinism import (
 )
 from mlsmoke.overfit.training.device import release_cuda_memory, restore_cpu_threads
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
+from mlsmoke.overfit.training.objective import call_model, default_loss
 from mlsmoke.overfit.training.run_state import StepCallback, TrainingRun
 from mlsmoke.overfit.training.step_function import StepFunction
 
@@ -117,6 +120,7 @@ def _train(run: TrainingRun) -> None:
             observers.record_nonfinite(run, loss)
             return
         if stops_after(run, step, value):
+            _judge_in_eval_mode(run)
             return
 
         run.phase = "backward"
@@ -144,6 +148,34 @@ def stops_after(run: TrainingRun, step: int, value: float) -> bool:
         evidence.timed_out = True
         return True
     return False
+
+
+def _judge_in_eval_mode(run: TrainingRun) -> None:
+    """A run that stopped short with dropout active is judged by the batch's loss in
+    eval mode: whether the model learned the batch, not how noisy training is."""
+    evidence = run.evidence
+    if evidence.reached or evidence.timed_out or not evidence.dropout:
+        return
+    if run.replay_from is not None:
+        restore_random_state(run.replay_from)
+    run.model.eval()
+    try:
+        with torch.no_grad():
+            evidence.eval_loss = float(eval_loss(run))
+    except Exception:  # the project's forward: an error here is no evidence
+        return
+    finally:
+        run.model.train()
+    if evidence.target is not None and evidence.eval_loss <= evidence.target:
+        evidence.reached, evidence.reached_at = True, evidence.steps
+
+
+def eval_loss(run: TrainingRun) -> Any:
+    """The loss of one forward as run.forward() computes it, without its checks
+    (under no_grad, no loss requires grad)."""
+    if run.loss_fn is not None:
+        return run.loss_fn(run.model, run.batch)
+    return default_loss(call_model(run.model, run.batch))
 
 
 def _first_forward(run: TrainingRun) -> Any:

@@ -47,7 +47,8 @@ def _memorized_in_eval_mode(run: GateRun) -> Diagnosis:
     batch reached it: the model learned the batch, and train-mode noise (dropout)
     keeps the training loss up."""
     evidence = run.evidence
-    noise = ", ".join(f"{name} p={p:g}" for name, p in evidence.dropout.items())
+    rates = [f"{name} p={p:g}" for name, p in evidence.dropout.items()]
+    noise = ", ".join(rates[:3]) + (f" and {len(rates) - 3} more" if rates[3:] else "")
     return Diagnosis(
         MEMORIZED,
         f"memorized the batch in {evidence.steps} steps, judged in eval mode:"

@@ -124,6 +124,15 @@ def diagnose_dropout(run: GateRun) -> Diagnosis | None:
             f" in {evidence.steps} steps with dropout on",
             f"dropout modules: {rates}{more}",
             f"without dropout: memorized in {free.steps} steps",
+            *(
+                [
+                    f"in eval mode the batch's loss is {evidence.eval_loss:.4g}, above"
+                    f" the target {evidence.target:.4g}: not learned even without the"
+                    " noise"
+                ]
+                if evidence.eval_loss is not None
+                else []
+            ),
         ],
         [
             "lower the dropout rate (0.1 is usual; 0.5 and above rarely trains well)",
