@@ -35,6 +35,7 @@ from torch.optim.optimizer import (
 
 from mlsmoke.overfit.training.device import limit_cpu_threads, restore_cpu_threads
 from mlsmoke.overfit.training.engine import stops_after
+from mlsmoke.overfit.training.instruments import gradient_norms, parameter_aliases
 from mlsmoke.overfit.training.evidence import (
     STEP_GRADIENTS_ACCUMULATE,
     Evidence,
@@ -196,7 +197,10 @@ def gradients_not_cleared(watch: ScriptWatch, kept: int) -> StepFinding:
             " micro-batches' gradients"
         )
     else:
-        fix = f"call optimizer.zero_grad() after optimizer.step(){step_at}"
+        fix = (
+            "call optimizer.zero_grad() once per update: before loss.backward(), or"
+            f" right after optimizer.step(){step_at}"
+        )
     return StepFinding(
         STEP_GRADIENTS_ACCUMULATE,
         f"at update {update}, {kept} parameters still held the gradients of earlier"
@@ -308,6 +312,8 @@ def _first_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
     evidence.requires_grad = {
         name: parameter.requires_grad for name, parameter in model.named_parameters()
     }
+    evidence.first_grads = gradient_norms(model)
+    evidence.parameter_aliases = parameter_aliases(model)
     evidence.module_order = [
         name for name, module in model.named_modules() if id(module) in watch.called
     ]
