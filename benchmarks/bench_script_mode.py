@@ -6,6 +6,8 @@ trains the same model on the same batch through a ``DataLoader`` with
 ``optimizer`` callable, so that both import torch.optim (and with it torch._dynamo).
 Each repeat runs ``mlsmoke overfit --no-cache`` once per mode in a fresh process,
 interleaved, worker off, one CPU thread. Target: script mode at most 1.3x factory mode.
+A second table profiles the nanoGPT-shaped repository's real ``train.py`` with
+``mlsmoke profile --script`` and reports the profiler's overhead.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ from benchmarks.report import Section
 TARGET = 1.3
 LR = 3e-3
 MODES = ("factory", "script")
+PROFILE_ARGS = ["--device=cpu", "--compile=False", "--dtype=float32", "--n_layer=4",
+                "--n_head=4", "--n_embd=128", "--block_size=64", "--batch_size=8",
+                "--gradient_accumulation_steps=2", "--eval_iters=1",
+                "--warmup_iters=10", "--out_dir={out_dir}"]  # fmt: skip
 
 MODELS = """\
 import torch
@@ -99,7 +105,7 @@ def run(quick: bool) -> Section:
     steps = {mode: statistics.median(s for _, s in runs[mode]) for mode in MODES}
     factory, script = summaries["factory"], summaries["script"]
     met = script.seconds <= TARGET * factory.seconds
-    return Section(
+    section = Section(
         title="Script mode vs factory mode on the same MLP (wall time)",
         columns=["mode", "steps", "wall s", "peak MiB", f"script <= {TARGET}x factory"],
         rows=[
@@ -113,6 +119,48 @@ def run(quick: bool) -> Section:
             f"median of {repeats} fresh `mlsmoke overfit --no-cache` processes per"
             " mode, interleaved; worker off; OMP_NUM_THREADS=1; Adam (torch.optim) at"
             f" lr {LR} in both; the script pins its DataLoader's first batch",
+        ],
+    )
+    section.tables.append(profile_nanogpt(steps=3 if quick else 10))
+    return section
+
+
+def profile_nanogpt(steps: int) -> Section:
+    """``mlsmoke profile --script`` on the nanoGPT-shaped repository at a realistic
+    small config (4 layers, width 128, 64 tokens, 8 x 2 micro-batches), unpinned."""
+    from tests.overfit.nanogpt_shaped import write_nanogpt_repo
+
+    with tempfile.TemporaryDirectory(prefix="mlsmoke-bench-profile-") as tmp:
+        project = write_nanogpt_repo(Path(tmp) / "nanogpt")
+        report = project / "profile.json"
+        command = [*mlsmoke_command(), "profile", "--script", "train.py", "--steps",
+                   str(steps), "--warmup", "2", "--json", str(report), "--",
+                   *PROFILE_ARGS]  # fmt: skip
+        env = {**os.environ, "MLSMOKE_WORKER": "0", "OMP_NUM_THREADS": "1",
+               "MLSMOKE_PYTHON": sys.executable}  # fmt: skip
+        run_process(command, cwd=project, env=env).check("mlsmoke profile --script")
+        figures = json.loads(report.read_text())[0]["figures"]
+    threads = figures["threads"]
+    return Section(
+        title="profile --script on the nanoGPT-shaped repository",
+        columns=["parameters", "steps/s", "tokens/s", "profiled step ms",
+                 "profiler overhead", "1 thread ms", "2 threads ms"],  # fmt: skip
+        rows=[
+            [
+                f"{figures['model']['parameters']:,}",
+                f"{figures['steps_per_second']:.2f}",
+                f"{figures['tokens_per_second']:,.0f}",
+                f"{1000 / figures['profiled_steps_per_second']:.0f}",
+                f"{1000 * figures['profiler_overhead_seconds']:.0f} ms"
+                f" ({100 * figures['profiler_overhead_share']:.0f}%)",
+                f"{1000 * threads['default_step_seconds']:.0f}",
+                f"{1000 * (threads['other_step_seconds'] or 0):.0f}",
+            ]
+        ],
+        notes=[
+            f"{steps} profiled steps after 2 warm-up, OMP_NUM_THREADS=1 (the other"
+            " thread count is timed by the cpu-threads rule); args: "
+            + " ".join(PROFILE_ARGS)
         ],
     )
 
