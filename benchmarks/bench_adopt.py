@@ -5,14 +5,16 @@ Two repositories, built file by file (tests/init/script_repo.py):
 
 - nanoGPT-shaped: a config-dataclass GPT with ``configure_optimizers``, a ``train.py``
   that trains on import, a configurator that reads ``sys.argv``. ``mlsmoke init``
-  writes mlsmoke_gate.py (the GPT at a tiny size, a token batch, the model's own
-  optimizer), runs the gate, and turns it on.
+  configures script mode (``train.py`` with the args of a tiny run, pinned to its
+  ``get_batch``), runs the gate, calibrates max-steps from three seeds, and turns it
+  on.
 - sdist-like library: every class takes required arguments. ``mlsmoke init`` writes
   mlsmoke_gate.py with TODOs and keeps the gate off; the user finishes the factories
   (the lines they write are counted) and runs ``mlsmoke init`` again, which turns it on.
 
 ``--quick``: the nanoGPT-shaped repository only. The seconds are mlsmoke's (init
-measures every tool, and runs the gate once), not the user's typing.
+measures every tool, runs the gate once and twice more to calibrate), not the user's
+typing.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """``mlsmoke init`` in repositories shaped like the ones people adopt it in: a
-nanoGPT-style script repository, a library whose classes all take required arguments,
-and a config whose hook has its own ``exclude:``. In each, real pre-commit passes
-right after init, and the gate is on only if it passed."""
+nanoGPT-style model with no training script (the stand-in mlsmoke_gate.py; a script
+repository gets script mode, init_script_mode_test.py), a library whose classes all
+take required arguments, and a config whose hook has its own ``exclude:``. In each,
+real pre-commit passes right after init, and the gate is on only if it passed."""
 
 from __future__ import annotations
 
@@ -28,10 +29,10 @@ def gate_is_on(config_text: str) -> bool:
     )
 
 
-def test_a_script_repository_gets_a_gate_that_passed_and_blocks_a_low_lr(
+def test_a_model_without_a_script_gets_a_stand_in_that_passed_and_blocks_a_low_lr(
     tmp_path, hook_repo, pre_commit: PreCommit
 ):
-    repo = write_script_repo(tmp_path / "gpt")
+    repo = write_script_repo(tmp_path / "gpt", train=False)
     adopted = adopt(repo, hook_repo)
     assert "the gate passed; overfit-batch is on" in adopted.init_output
     config = (repo / ".pre-commit-config.yaml").read_text()

@@ -67,7 +67,9 @@ def test_the_one_step_function_is_written_when_the_gate_passes_with_it(tmp_path)
     repo = small_repo(tmp_path / "repo", TRAIN_STEP)
     ran = mlsmoke(repo, "init")
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert gate_table(repo) == {
+    table = gate_table(repo)
+    assert table.pop("max-steps") >= 20  # calibrated after the pass
+    assert table == {
         "model": "model:build_model",
         "batch": "data:example_batch",
         "step": "train:train_step",

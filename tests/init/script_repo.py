@@ -144,13 +144,17 @@ for it in range(max_iters):
 '''
 
 
-def write_script_repo(root: Path, lr: str = "learning_rate") -> Path:
+def write_script_repo(
+    root: Path, lr: str = "learning_rate", train: bool = True
+) -> Path:
     """nanoGPT's shape at ``root``; ``lr`` is the expression configure_optimizers
-    builds AdamW with."""
+    builds AdamW with. ``train=False``: no training script, only the model (init
+    then writes mlsmoke_gate.py, its stand-in)."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "model.py").write_text(MODEL.replace("{lr}", lr))
     (root / "configurator.py").write_text(CONFIGURATOR)
-    (root / "train.py").write_text(TRAIN)
+    if train:
+        (root / "train.py").write_text(TRAIN)
     (root / "README.md").write_text("# tiny gpt\n\nTrain with `python train.py`.\n")
     return root
 

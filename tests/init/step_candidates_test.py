@@ -114,7 +114,7 @@ def test_a_loop_inline_in_a_script_gets_the_refactor(tmp_path):
     assert 'set step = "train:train_step"' in note
 
 
-def test_init_shows_the_candidate_and_the_inline_loop(tmp_path):
+def test_init_shows_the_candidate_and_script_mode_for_an_inline_loop(tmp_path):
     repo = write_legacy_repo(init_git_repo(tmp_path / "repo"))
     write(repo, {"src/legacy_pkg/loop.py": STEP})
     commit_all(repo, "legacy")
@@ -127,4 +127,8 @@ def test_init_shows_the_candidate_and_the_inline_loop(tmp_path):
     write(repo, {"train.py": INLINE})
     commit_all(repo, "an inline loop")
     ran = mlsmoke(repo, "init", "--dry-run")
-    assert "note: the training loop at train.py:6 is inline" in ran.stdout
+    # A script that trains inline gets script mode: the gate runs its loop as it is,
+    # so no refactor into a step function is proposed.
+    assert "gate: script mode: train.py" in ran.stdout
+    assert "is inline" not in ran.stdout
+    assert '+script = "train.py"' in ran.stdout

@@ -1,5 +1,6 @@
-"""The gate's configuration: from --model/--batch, a choice at a prompt, the first
-buildable candidates, or a factory module for the user to finish; and its first run.
+"""The gate's configuration: from --model/--batch, a choice at a prompt, the
+project's training script (script mode), the first buildable candidates, or a factory
+module for the user to finish; and its first run.
 
 ``init`` never turns on a gate that did not pass: the hook is written commented out,
 the gate runs once, and only a pass turns it on. A failure keeps it off with the
@@ -22,6 +23,7 @@ from mlsmoke.adopt import gate_module
 from mlsmoke.adopt import pyproject_edit as toml
 from mlsmoke.adopt.baselines import Project
 from mlsmoke.adopt.candidates import Candidate, Candidates
+from mlsmoke.adopt.script_plan import ScriptPlan
 from mlsmoke.adopt.step_candidates import StepCandidate
 from mlsmoke.errors import UsageError
 
@@ -38,15 +40,23 @@ class Gate:
     run: bool = False  # run it once, then turn it on if it passed
     explicit: bool = False  # --model/--batch: a failure is init's failure
     step: str | None = None  # the project's step function, kept if the gate passes
+    script: ScriptPlan | None = None  # script mode: script, args and pin to write
 
 
 @dataclass(frozen=True)
 class Verdict:
     passed: bool
     reason: str  # "lr-too-low: the learning rate 6e-07 is too low: ..."
+    steps: int = 0  # the steps it trained
+    seconds: float = 0.0
 
 
-def choose(project: Project, found: Candidates, args: argparse.Namespace) -> Gate:
+def choose(
+    project: Project,
+    found: Candidates,
+    args: argparse.Namespace,
+    script: ScriptPlan | None = None,
+) -> Gate:
     from mlsmoke.overfit.process.settings import factory_spec
 
     data = toml.parse(project.pyproject.text, project.name(project.pyproject))
@@ -68,6 +78,8 @@ def choose(project: Project, found: Candidates, args: argparse.Namespace) -> Gat
         return Gate(f"{model} with {batch}", model, batch, run=True, explicit=True)
     if existing:
         return Gate(f"[{TABLE}] as configured", run=True)
+    if script is not None:  # what the project itself runs, at a tiny size
+        return Gate(script.summary(), run=True, script=script)
     if not args.dry_run:
         model, batch = _prompt(found)
         if model and batch:
@@ -119,6 +131,8 @@ def write(project: Project, gate: Gate) -> None:
     """The gate's keys in pyproject.toml (in memory); mlsmoke_gate.py is written
     by :func:`write_module`, after the checks that it may be."""
     name = project.name(project.pyproject)
+    if gate.script is not None:
+        _write_script(project, gate.script)
     keys = (
         ("model", gate.model),
         ("batch", gate.batch),
@@ -131,6 +145,41 @@ def write(project: Project, gate: Gate) -> None:
         project.pyproject.text = toml.set_key(
             project.pyproject.text, name, TABLE, key, [toml.string_line(key, value)]
         )
+
+
+def budget(project: Project) -> int:
+    """The steps the gate will have: its table's max-steps, else the default."""
+    from mlsmoke.overfit.process.settings import DEFAULT_TIER, TIER_DEFAULTS
+
+    data = toml.parse(project.pyproject.text, project.name(project.pyproject))
+    configured = toml.lookup(data, f"{TABLE}.max-steps")
+    if isinstance(configured, int) and not isinstance(configured, bool):
+        return configured
+    return int(TIER_DEFAULTS[DEFAULT_TIER]["max-steps"])
+
+
+def _write_script(project: Project, plan: ScriptPlan) -> None:
+    name = project.name(project.pyproject)
+    blocks = [
+        ("script", [toml.string_line("script", plan.script.path)]),
+        ("args", plan.args_lines()),
+        ("pin", [toml.string_line("pin", plan.script.pin)] if plan.script.pin else []),
+    ]
+    for key, block in blocks:
+        if block:
+            project.pyproject.text = toml.set_key(
+                project.pyproject.text, name, TABLE, key, block
+            )
+
+
+def set_calibrated(project: Project, key: str, value: int, why: str) -> None:
+    """``key`` (max-steps, timeout) of the gate's table (in memory), under a comment
+    saying why."""
+    name = project.name(project.pyproject)
+    block = [f"# {why}", f"{key} = {value}"]
+    project.pyproject.text = toml.set_key(
+        project.pyproject.text, name, TABLE, key, block
+    )
 
 
 def drop_step(project: Project) -> None:
@@ -164,9 +213,13 @@ def verdict(returncode: int, report: Path) -> Verdict:
         for r in results
         if isinstance(r, dict) and r.get("verdict") != "pass"
     ]
+    ran = [r for r in results if isinstance(r, dict)]
+    steps = max((r.get("steps") or 0 for r in ran), default=0)
+    seconds = max((r.get("seconds") or 0.0 for r in ran), default=0.0)
     if returncode == 0:
-        return Verdict(True, "passed")
-    return Verdict(False, reasons[0] if reasons else f"exit {returncode}")
+        return Verdict(True, "passed", steps, seconds)
+    reason = reasons[0] if reasons else f"exit {returncode}"
+    return Verdict(False, reason, steps, seconds)
 
 
 def _prompt(found: Candidates) -> tuple[str | None, str | None]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mlsmoke.adopt import candidates, gate_module, gate_setup, measure, own_hooks
 from mlsmoke.adopt import flake8_config, report, standard, step_candidates, tools
-from mlsmoke.adopt import wiring
+from mlsmoke.adopt import calibrate, script_plan, wiring
 from mlsmoke.adopt.baselines import BLACK, FLAKE8, STRICT_MODE, Debt, Project
 from mlsmoke.adopt.textfile import TextFile, check_all_writable, read_text, write_all
 from mlsmoke.adopt.yamltree import compose
@@ -77,7 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = measure.repo_files(project)
     found = candidates.find(root, measure.files_for("flake8", files))
     steps = step_candidates.find(root, measure.files_for("flake8", files))
-    gate = gate_setup.choose(project, found, args)
+    script = script_plan.find(
+        root, measure.files_for("flake8", files), gate_setup.budget(project)
+    )
+    gate = gate_setup.choose(project, found, args, script)
     gate = gate_setup.with_step(
         project, gate, step_candidates.the_one(steps), args.dry_run
     )
@@ -92,7 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     gate_setup.write(project, gate)
     module = _gate_module_file(project, gate)
     debt, checked, notes = _baseline(project, args, {} if args.force else kept)
-    if gate.step is not None:
+    if gate.script is not None:
+        notes += gate.script.notes()
+    elif gate.step is not None:
         notes.append(step_candidates.trial_note(gate.step))
     else:
         notes += step_candidates.notes(steps)
@@ -124,6 +129,8 @@ def _first_run(project, gate, found, repos) -> int:
     verdict = gate_setup.run_once(project.root)
     if gate.step is not None:
         verdict = _without_a_failing_step(project, gate.step, verdict)
+    if verdict.passed:
+        calibrate.calibrate_max_steps(project, verdict.steps, verdict.seconds)
     name = project.name(project.config)
     if standard.GATE_HOOK in wiring.hook_ids(project.config.text, name):
         state = "passed" if verdict.passed else f"did not pass ({verdict.reason})"
@@ -133,9 +140,12 @@ def _first_run(project, gate, found, repos) -> int:
         project.config.text = wiring.turn_gate_on(project.config.text, name, repos)
         print("mlsmoke init: the gate passed; overfit-batch is on")
     else:
-        todo = gate.module.todo if gate.module else []
+        todo = [
+            *(gate.module.todo if gate.module else []),
+            *(gate.script.proposal.notes if gate.script else []),
+        ]
         reason = textwrap.wrap(f"Off: its first run failed: {verdict.reason}", 76)
-        reason += [f"TODO {item}" for item in todo]
+        reason += [line for item in todo for line in textwrap.wrap(f"TODO {item}", 76)]
         comment = wiring.gate_comment(found, reason, configured=True)
         project.config.text = wiring.replace_gate_comment(project.config.text, comment)
         print(

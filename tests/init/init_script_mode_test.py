@@ -1,0 +1,121 @@
+"""``mlsmoke init`` in script-style repositories: it finds the training script,
+proposes the args of a tiny CPU run, runs the gate in script mode, calibrates
+max-steps from three seeds and turns the hook on; real pre-commit then passes, with no
+line written by hand. A nanoGPT-shaped repository (a configurator) and a
+pytorch/examples-shaped one (argparse, a DataLoader, ``train_one_epoch``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import time
+
+import pytest
+from adoption import PreCommit, adopt
+
+from gitrepo import ROOT, commit_all
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+pytestmark = pytest.mark.e2e
+
+
+def _fixture_module(name: str):
+    """A repository generator of tests/overfit, loaded by its path."""
+    spec = importlib.util.spec_from_file_location(
+        name, ROOT / "tests" / "overfit" / f"{name}.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+nanogpt_shaped = _fixture_module("nanogpt_shaped")
+argparse_shaped = _fixture_module("argparse_shaped")
+
+
+def gate_table(repo) -> dict:
+    pyproject = tomllib.loads((repo / "pyproject.toml").read_text())
+    return pyproject["tool"]["mlsmoke"]["overfit"]
+
+
+def calibrated(output: str) -> tuple[int, list[int]]:
+    """max-steps and each seed's steps, as init printed them."""
+    line = re.search(r"max-steps = (\d+): at least 2x .*\((.*)\)", output)
+    assert line, output
+    steps = [int(n) for n in re.findall(r"seed \d+: (\d+)", line.group(2))]
+    return int(line.group(1)), steps
+
+
+def test_a_nanogpt_repository_adopts_the_gate_in_script_mode(
+    tmp_path, hook_repo, pre_commit: PreCommit
+):
+    repo = nanogpt_shaped.write_nanogpt_repo(tmp_path / "gpt", configure=False)
+    started = time.perf_counter()
+    adopted = adopt(repo, hook_repo)
+    seconds = time.perf_counter() - started
+    output = adopted.init_output
+    assert "the gate passed; overfit-batch is on" in output, output
+    table = gate_table(repo)
+    assert table["script"] == "train.py"
+    assert table["pin"] == "train:get_batch"
+    assert set(nanogpt_shaped.GATE_ARGS) - {"--warmup_iters=10"} <= set(table["args"])
+    assert "--warmup_iters=10" in table["args"]  # 2000 would fill the budget
+    assert not (repo / "mlsmoke_gate.py").exists()
+    max_steps, steps = calibrated(output)
+    assert len(steps) == 3 and table["max-steps"] == max_steps >= 2 * max(steps)
+    print(f"nanoGPT-shaped: init {seconds:.1f} s, max-steps {max_steps} ({steps})")
+
+    ran = pre_commit(adopted, "--all-files")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert re.search(r"overfit one batch\.+Passed", ran.stdout), ran.stdout
+
+    # The gate it turned on blocks a learning rate typed a thousand times too low.
+    change = nanogpt_shaped.LR_6E7
+    train = repo / change.file
+    train.write_text(train.read_text().replace(change.old, change.new))
+    commit_all(repo, "a typo in the learning rate")
+    ran = pre_commit(adopted, "--all-files")
+    assert ran.returncode == 1, ran.stdout
+    assert "FAIL lr-too-low" in ran.stdout
+
+
+def test_an_argparse_repository_adopts_the_gate_in_script_mode(
+    tmp_path, hook_repo, pre_commit: PreCommit
+):
+    repo = argparse_shaped.write_argparse_repo(tmp_path / "classifier")
+    started = time.perf_counter()
+    adopted = adopt(repo, hook_repo)
+    seconds = time.perf_counter() - started
+    output = adopted.init_output
+    assert "the gate passed; overfit-batch is on" in output, output
+    table = gate_table(repo)
+    assert table["script"] == "train.py" and "pin" not in table  # its DataLoader
+    assert table["args"] == [
+        "--batch-size=4",
+        "--hidden-size=32",
+        "--num-layers=2",
+        "--no-cuda",
+        "--num-workers=0",
+        "--output-dir={out_dir}",
+    ]
+    max_steps, steps = calibrated(output)
+    assert table["max-steps"] == max_steps >= 2 * max(steps)
+    assert len(set(steps)) > 1, steps  # the gate's seed varies the script's own
+    print(f"argparse-shaped: init {seconds:.1f} s, max-steps {max_steps} ({steps})")
+    assert not (repo / "runs").exists()  # its output went to the gate's directory
+
+    ran = pre_commit(adopted, "--all-files")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert re.search(r"overfit one batch\.+Passed", ran.stdout), ran.stdout
+
+    change = argparse_shaped.DETACHED_BODY
+    model = repo / change.file
+    model.write_text(model.read_text().replace(change.old, change.new))
+    commit_all(repo, "the body detached")
+    ran = pre_commit(adopted, "--all-files")
+    assert ran.returncode == 1, ran.stdout
+    assert "FAIL" in ran.stdout
