@@ -83,7 +83,7 @@ def script_path(value: Any, path: str) -> str:
 
 # What a script brings itself: these keys make no sense beside ``script``.
 SCRIPT_OWNS = ("model", "batch", "loss", "step", "optimizer", "lr", "accumulate",
-               "train-mode")  # fmt: skip
+               "train-mode", "device")  # fmt: skip
 
 
 def ratio(value: Any, path: str) -> float:
@@ -321,7 +321,8 @@ def _script_gate(
         if parsed[key] is not None:
             raise ConfigError(
                 f"{path}.{key}: not with {path}.script; the script brings its own"
-                " model, data, loss and optimizer (remove one of the two keys)"
+                " model, data, loss, optimizer and device (remove one of the two keys,"
+                " or give the script an argument)"
             )
     return GateSettings(
         name=name,
@@ -334,7 +335,6 @@ def _script_gate(
         max_steps=parsed["max-steps"],
         target_loss=parsed["target-loss"],
         target_ratio=parsed["target-ratio"],
-        device=parsed["device"] or "auto",
         seed=parsed["seed"] if parsed["seed"] is not None else 0,
         timeout=parsed["timeout"],
         watch=parsed["watch"] or list(DEFAULT_WATCH),

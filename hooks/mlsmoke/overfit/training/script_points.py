@@ -77,6 +77,7 @@ class ScriptWatch:
     optimizer_site: str = ""
     step_site: str = ""  # where the script calls optimizer.step()
     threads: int | None = None  # torch's CPU threads before the run limited them
+    calls: Any = None  # the forward hook that notes the modules the first step calls
     micro_losses: list[float] = field(default_factory=list)
     backwards_per_update: int = 0
     model: torch.nn.Module | None = None
@@ -120,10 +121,10 @@ def instrumented(watch: ScriptWatch) -> Iterator[None]:
             lambda optimizer, args, kwargs: _after_step(watch, optimizer)
         )
         undo += [pre.remove, post.remove]
-        calls = register_module_forward_hook(
+        watch.calls = register_module_forward_hook(
             lambda module, args, output: _called(watch, module)
         )
-        undo.append(calls.remove)
+        undo.append(watch.calls.remove)
         yield
     finally:
         for step in reversed(undo):
@@ -136,10 +137,7 @@ def _wrap_optimizer_init(watch: ScriptWatch) -> Callable[[], None]:
 
     def built(optimizer: Any, params: Any, defaults: dict, *args: Any, **kw: Any):
         original(optimizer, params, defaults, *args, **kw)
-        if (
-            watch.optimizer is None
-            and type(optimizer).__module__ != "torch.optim.lbfgs"
-        ):
+        if watch.optimizer is None:
             watch.optimizer = optimizer
             watch.constructed_lr = float(optimizer.param_groups[0]["lr"])
             watch.optimizer_site = construction_site(watch.root, sys._getframe(1))
@@ -216,7 +214,7 @@ def _is_scalar(value: Any) -> bool:
 
 
 def _called(watch: ScriptWatch, module: torch.nn.Module) -> None:
-    if watch.optimizer is not None and not watch.stepped:
+    if watch.optimizer is not None:
         watch.called.add(id(module))
 
 
@@ -314,6 +312,8 @@ def _first_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
     }
     evidence.first_grads = gradient_norms(model)
     evidence.parameter_aliases = parameter_aliases(model)
+    if watch.calls is not None:
+        watch.calls.remove()  # the first update's forward is all it needs
     evidence.module_order = [
         name for name, module in model.named_modules() if id(module) in watch.called
     ]

@@ -214,6 +214,16 @@ class _Tee(io.TextIOBase):
     def flush(self) -> None:
         self.stream.flush()
 
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.stream, "encoding", "utf-8")
+
 
 def _record_error(
     script: Script, watch: ScriptWatch, error: BaseException, stderr: str
