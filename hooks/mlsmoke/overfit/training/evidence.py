@@ -98,6 +98,8 @@ class Evidence:
     error: BaseException | None = None
     phase: str | None = None  # one of PHASES
     user_traceback: str | None = None  # mlsmoke's own frames removed
+    # The working directory when it raised: where a relative path was looked for.
+    working_directory: str | None = None
     module_inputs: dict[str, list[tuple[int, ...]]] = field(default_factory=dict)
     module_order: list[str] = field(default_factory=list)  # "" is the model itself
     # per module, the forward arguments it was called with as None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 import math
+import os
 from typing import Any
 
 import torch
@@ -114,6 +115,7 @@ def record_error(run: TrainingRun, error: BaseException) -> None:
         evidence.memory = memory_figures(evidence.device)
     if not isinstance(error, ProjectProblem):
         evidence.user_traceback = instruments.user_traceback(error)
+    evidence.working_directory = working_directory()
     if run.phase not in ("forward", "loss") or evidence.cuda_error is not None:
         return
     trace = run.trace
@@ -127,3 +129,11 @@ def record_error(run: TrainingRun, error: BaseException) -> None:
     )
     if run.loss_fn is not None and trace.failed is None:
         evidence.phase = "loss"
+
+
+def working_directory() -> str | None:
+    """The process's working directory; None when it was removed under it."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None

@@ -35,6 +35,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     step_function,
     too_slow,
     train_error,
+    unreadable_file,
     unregistered_parameters,
     wrong_objective,
 )
@@ -57,6 +58,7 @@ REGISTRY: list[Diagnoser] = [
     wrong_objective.diagnose,  # before config-error: it explains a negative init loss
     # a repair of the batch that made the failing step run, tried on a copy
     checked_repair.diagnose,
+    unreadable_file.diagnose,  # a factory's missing file: not its data's shape
     # evidence before error text: what the batch held and which tensors train
     data_error.diagnose_evidence,  # before config-error: a misnamed key loses the loss
     model_made_value.diagnose,  # a non-tensor no batch field held: the model's code

@@ -1,5 +1,7 @@
 """``shape-error``: tensors do not match. Names the module (or the loss) where it
-happened and the shapes of its inputs, as the forward hooks recorded them.
+happened, the line of the project's code where the tensors met (the innermost frame
+outside installed packages, the standard library and mlsmoke), and the shapes of the
+module's inputs, as the forward hooks recorded them.
 
 The rule is the evidence, not one library's sentence: a ValueError, assert,
 RuntimeError or IndexError raised in the forward pass or the loss whose text speaks of
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import batch_probes, forward_probes
+from mlsmoke.overfit.verdict import batch_probes, forward_probes, project_frames
 from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values, _step_evidence
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -55,6 +57,9 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None
     place = _errors.where(evidence)
     lines = [f"{place} raised {_errors.raised(evidence)}"]
+    line = project_frames.raised_at(evidence.error, evidence.working_directory)
+    if line is not None:
+        lines.insert(0, f"where they met, in the project's code: {line}")
     shapes = _errors.input_shapes(evidence, evidence.failed_module)
     if shapes is not None and place != "the loss":
         lines.append(f"inputs of {place}: {shapes}")
@@ -62,7 +67,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         lines += _loss_inputs(run)
     else:
         lines += _trail(evidence)
-    return Diagnosis(CODE, f"shapes do not match in {place}", lines, SUGGESTIONS)
+    at = f", at {line}" if line is not None else ""
+    return Diagnosis(CODE, f"shapes do not match in {place}{at}", lines, SUGGESTIONS)
 
 
 def _longer_than_a_table(run: GateRun) -> Diagnosis | None:
