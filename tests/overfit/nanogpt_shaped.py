@@ -339,6 +339,11 @@ DETACHED_ATTENTION = Change(
 )
 NO_ZERO_GRAD = Change("train.py", "    optimizer.zero_grad(set_to_none=True)\n", "")
 DROPOUT = Change("train.py", "dropout = 0.0", "dropout = 0.1")
+LOSS_ON_WRONG_AXIS = Change(
+    "model.py",
+    "logits.view(-1, logits.size(-1)), targets.view(-1)",
+    "logits.transpose(0, 1).reshape(-1, logits.size(-1)), targets.view(-1)",
+)
 
 
 def write_nanogpt_repo(

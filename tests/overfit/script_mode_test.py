@@ -15,6 +15,7 @@ from nanogpt_shaped import (
     DETACHED_ATTENTION,
     DROPOUT,
     GATE_ARGS,
+    LOSS_ON_WRONG_AXIS,
     LR_6E7,
     NO_ZERO_GRAD,
     UNSHIFTED_TARGETS,
@@ -94,6 +95,13 @@ def test_a_detached_attention_warns_naming_the_modules_cut_from_the_graph(tmp_pa
     assert "transformer.h.0.attn" in message and "transformer.h.1.attn" in message
     assert "cut from the graph" in message
     assert "transformer.h.0.mlp" not in message
+
+
+def test_logits_flattened_on_the_wrong_axis_warn_that_the_loss_mixes_samples(
+    tmp_path,
+):
+    ran, result = overfit(nanogpt(tmp_path, LOSS_ON_WRONG_AXIS))
+    assert "loss-mixes-samples" in warnings(result), ran.stdout
 
 
 def test_a_deleted_zero_grad_is_blocked_with_a_fix_that_keeps_accumulation(tmp_path):

@@ -176,6 +176,22 @@ class GPT2WithIdsMixed(nn.Module):
         return self.lm(input_ids=ids, labels=labels)
 
 
+class GPT2WithLossOnWrongAxis(nn.Module):
+    """A wrapper that computes the next-token loss itself, logits time-major."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lm = models.gpt2_lm()
+
+    def forward(self, input_ids, attention_mask, labels) -> Any:
+        logits = self.lm(input_ids=input_ids, attention_mask=attention_mask).logits
+        shifted = logits[:, :-1]  # (B, T-1, V)
+        # bug: transposed before flattening; the targets stay batch-major
+        flat = shifted.transpose(0, 1).reshape(-1, shifted.size(-1))
+        loss = F.cross_entropy(flat, labels[:, 1:].reshape(-1), ignore_index=-100)
+        return {"loss": loss, "logits": logits}
+
+
 class ViTWithBatchStatistics(nn.Module):
     """A ViT that standardizes its pixels on the fly."""
 

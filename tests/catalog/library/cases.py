@@ -483,6 +483,14 @@ WARNINGS = [
         bug="input_ids reshaped time-major: samples mix before the embedding",
     ),
     Case(
+        "hf-gpt2-loss-on-wrong-axis",
+        GPT2,
+        bugs.GPT2WithLossOnWrongAxis,
+        text.lm_batch,
+        warnings=frozenset({"loss-mixes-samples"}),
+        bug="logits flattened time-major against batch-major targets",
+    ),
+    Case(
         "hf-vit-batch-statistics",
         VISION,
         bugs.ViTWithBatchStatistics,
