@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mlsmoke.overfit.training.script_lr import lr_origin
-from mlsmoke.overfit.training.script_run import Script
+from mlsmoke.overfit.training.script_process import Script
 
 CONSTANT = "batch_size = 8\nlearning_rate = 6e-7\nweight_decay = 0.1\n"
 PARSER = (

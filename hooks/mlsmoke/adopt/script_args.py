@@ -14,8 +14,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from mlsmoke.overfit.training.script_process import OUT_DIR
+
 # Well-known names -> the tiny run's value. "{out_dir}" is the gate's temporary dir.
-OUT_DIR = "{out_dir}"
 TINY: dict[str, object] = {
     "device": "cpu",
     **dict.fromkeys(("no_cuda", "no_mps", "no_accel", "cpu"), True),

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.training.run_state import StepCallback
 from mlsmoke.overfit.training.script_points import StepRules
+from mlsmoke.overfit.training.script_process import Script
 from mlsmoke.overfit.training.script_run import (
-    Script,
     ScriptNotRunnable,
     ScriptOutcome,
     run_script,

@@ -36,7 +36,8 @@ from torch.optim.optimizer import (
 from torch.profiler import record_function
 from torch.utils.data.dataloader import _BaseDataLoaderIter
 
-from mlsmoke.overfit.training.script_points import construction_site, find_model
+from mlsmoke.overfit.training.script_frames import construction_site
+from mlsmoke.overfit.training.script_model import find_model
 from mlsmoke.profile import phases
 from mlsmoke.profile.model_size import batch_figures
 

@@ -22,11 +22,9 @@ from torch.profiler import ProfilerActivity, profile, schedule
 
 from mlsmoke.overfit.training import instruments
 from mlsmoke.overfit.training.device import device_kind
-from mlsmoke.overfit.training.script_points import (
-    ScriptStopped,
-    innermost_project_line,
-)
-from mlsmoke.overfit.training.script_run import Script, as_a_process
+from mlsmoke.overfit.training.script_frames import innermost_project_line
+from mlsmoke.overfit.training.script_points import ScriptStopped
+from mlsmoke.overfit.training.script_process import Script, as_a_process
 from mlsmoke.profile import machine, phases, script_errors, script_stages, trace
 from mlsmoke.profile.figures import Figures, Loader, Threads
 from mlsmoke.profile.model_size import model_figure

@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mlsmoke.overfit.training.script_run import Script
+    from mlsmoke.overfit.training.script_process import Script
 
 
 def lr_origin(script: Script, lr: float) -> str:

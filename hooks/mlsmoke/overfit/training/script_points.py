@@ -14,16 +14,12 @@ the optimizer's parameters; a copy of it, untrained, serves the probes.
 
 from __future__ import annotations
 
-import copy
-import gc
 import sys
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import torch
@@ -35,13 +31,14 @@ from torch.optim.optimizer import (
 
 from mlsmoke.overfit.training.device import limit_cpu_threads, restore_cpu_threads
 from mlsmoke.overfit.training.engine import stops_after
+from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.training.instruments import gradient_norms, parameter_aliases
-from mlsmoke.overfit.training.evidence import (
-    STEP_GRADIENTS_ACCUMULATE,
-    Evidence,
-    ProjectProblem,
-    StepFinding,
+from mlsmoke.overfit.training.script_frames import construction_site
+from mlsmoke.overfit.training.script_gradients import (
+    check_gradients_cleared,
+    note_gradients,
 )
+from mlsmoke.overfit.training.script_model import find_model, untrained_copy
 from mlsmoke.overfit.training.run_state import StepCallback
 
 
@@ -153,7 +150,7 @@ def _wrap_backward(watch: ScriptWatch) -> Callable[[], None]:
     def backward(tensors: Any, *args: Any, **kwargs: Any) -> None:
         if watch.optimizer is not None and _is_scalar(tensors):
             if not watch.micro_losses and watch.stepped and not watch.evaluating:
-                _check_gradients_cleared(watch)
+                check_gradients_cleared(watch)
             watch.micro_losses.append(float(tensors.detach()))
             if watch.evaluating:
                 return None  # the eval-mode loss is read, never trained on
@@ -163,50 +160,6 @@ def _wrap_backward(watch: ScriptWatch) -> Callable[[], None]:
 
     torch.autograd.backward = backward
     return lambda: setattr(torch.autograd, "backward", original)
-
-
-def _check_gradients_cleared(watch: ScriptWatch) -> None:
-    """At an update's first backward(), the last update's gradients must be gone:
-    kept, they are added to this update's (a forgotten or misplaced zero_grad)."""
-    evidence, optimizer = watch.evidence, watch.optimizer
-    if optimizer is None or any(
-        f.code == STEP_GRADIENTS_ACCUMULATE for f in evidence.step_findings
-    ):
-        return
-    kept = [
-        parameter
-        for group in optimizer.param_groups
-        for parameter in group["params"]
-        if parameter.grad is not None and bool(parameter.grad.detach().any())
-    ]
-    if kept:
-        evidence.step_findings.append(gradients_not_cleared(watch, len(kept)))
-
-
-def gradients_not_cleared(watch: ScriptWatch, kept: int) -> StepFinding:
-    """The finding, with a fix that respects the script's accumulation."""
-    update = len(watch.evidence.losses)
-    step_at = f" (at {watch.step_site})" if watch.step_site else ""
-    if watch.backwards_per_update > 1:
-        fix = (
-            "call optimizer.zero_grad(set_to_none=True) once per update, right after"
-            f" optimizer.step(){step_at}; not before every micro-batch's backward(),"
-            f" which would keep only the last of the {watch.backwards_per_update}"
-            " micro-batches' gradients"
-        )
-    else:
-        fix = (
-            "call optimizer.zero_grad() once per update: before loss.backward(), or"
-            f" right after optimizer.step(){step_at}"
-        )
-    return StepFinding(
-        STEP_GRADIENTS_ACCUMULATE,
-        f"at update {update}, {kept} parameters still held the gradients of earlier"
-        " updates when backward() was called: they are added to this update's, so"
-        " every step applies the sum of all gradients so far",
-        watch.step_site or None,
-        fix,
-    )
 
 
 def _is_scalar(value: Any) -> bool:
@@ -238,7 +191,7 @@ def _before_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
     if not watch.stepped:
         watch.step_site = construction_site(watch.root, sys._getframe(2), frames=1)
         _first_step(watch, optimizer)
-    _note_gradients(watch, optimizer)
+    note_gradients(watch, optimizer)
     step = len(evidence.losses)
     evidence.losses.append(value)
     if watch.rules.on_step is not None:
@@ -325,112 +278,4 @@ def _first_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
         and module.p > 0
     }
     with suppress(Exception):  # a model that cannot be copied serves no probe
-        watch.initial_model = _untrained_copy(model)
-
-
-def _untrained_copy(model: torch.nn.Module) -> torch.nn.Module:
-    grads = {}
-    for parameter in model.parameters():
-        grads[parameter] = parameter.grad
-        parameter.grad = None
-    try:
-        return copy.deepcopy(model)
-    finally:
-        for parameter, grad in grads.items():
-            parameter.grad = grad
-
-
-def _note_gradients(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
-    for group in optimizer.param_groups:
-        for parameter in group["params"]:
-            if id(parameter) in watch.got_gradient or parameter.grad is None:
-                continue
-            if bool(parameter.grad.detach().abs().sum() > 0):
-                watch.got_gradient.add(id(parameter))
-
-
-def never_got_gradient(watch: ScriptWatch) -> list[str]:
-    """The trainable parameters no update had a gradient for, by name."""
-    if watch.optimizer is None:
-        return []
-    return [
-        watch.parameter_names.get(id(parameter), f"param_groups[{index}]")
-        for index, group in enumerate(watch.optimizer.param_groups)
-        for parameter in group["params"]
-        if parameter.requires_grad and id(parameter) not in watch.got_gradient
-    ]
-
-
-def find_model(
-    parameters: list[torch.nn.Parameter], frame: FrameType | None
-) -> torch.nn.Module | None:
-    """The module that owns the most of ``parameters``: among the modules the stack's
-    frames hold, else among every live module; the outermost of equal owners."""
-    wanted = {id(p) for p in parameters}
-    candidates: list[torch.nn.Module] = []
-    while frame is not None:
-        for value in list(frame.f_locals.values()) + list(frame.f_globals.values()):
-            if isinstance(value, torch.nn.Module):
-                candidates.append(value)
-        frame = frame.f_back
-    best = _owner(candidates, wanted)
-    if best is None:
-        modules = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module)]
-        best = _owner(modules, wanted)
-    return best
-
-
-def _owner(modules: list[torch.nn.Module], wanted: set[int]) -> torch.nn.Module | None:
-    best, best_score = None, (0, 0)
-    for module in {id(m): m for m in modules}.values():
-        owned = [p for p in module.parameters() if id(p) in wanted]
-        score = (len(owned), len(list(module.modules())))
-        if score > best_score:
-            best, best_score = module, score
-    return _unwrapped(best) if best is not None and best_score[0] else None
-
-
-def _unwrapped(module: torch.nn.Module) -> torch.nn.Module:
-    """A DDP or compiled wrapper's module: the one the script's model is."""
-    inner = getattr(module, "module", None) or getattr(module, "_orig_mod", None)
-    return inner if isinstance(inner, torch.nn.Module) else module
-
-
-def construction_site(root: Path, frame: FrameType | None, frames: int = 2) -> str:
-    """``model.py:71 in configure_optimizers, called by train.py:120``: the project's
-    frames on the stack where an optimizer was built, innermost first."""
-    places = []
-    while frame is not None and len(places) < frames:
-        filename = Path(frame.f_code.co_filename)
-        if _is_project_file(root, filename):
-            relative = filename.resolve().relative_to(root.resolve())
-            place = f"{relative}:{frame.f_lineno}"
-            if frame.f_code.co_name != "<module>":
-                place += f" in {frame.f_code.co_name}"
-            places.append(place)
-        frame = frame.f_back
-    return ", called by ".join(places)
-
-
-def _is_project_file(root: Path, filename: Path) -> bool:
-    if str(filename).startswith("<"):  # <string>, <frozen ...>: no file
-        return False
-    try:
-        resolved = filename.resolve()
-    except OSError:
-        return False
-    if not resolved.is_relative_to(root.resolve()):
-        return False
-    parts = resolved.relative_to(root.resolve()).parts
-    return not any(part in ("site-packages", ".venv", "venv") for part in parts)
-
-
-def innermost_project_line(root: Path, error: BaseException) -> str:
-    """``train.py:12: exec(open("configurator.py").read())``: where in the project's
-    files ``error`` was raised, innermost first; "" when no project frame is left."""
-    frames = traceback.extract_tb(error.__traceback__)
-    for frame in reversed(frames):
-        if _is_project_file(root, Path(frame.filename)):
-            relative = Path(frame.filename).resolve().relative_to(root.resolve())
-            return f"{relative}:{frame.lineno}: {(frame.line or '').strip()}"
-    return ""
+        watch.initial_model = untrained_copy(model)

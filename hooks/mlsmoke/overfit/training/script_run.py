@@ -1,8 +1,8 @@
 """Script mode's runner: the project's training script, run as ``python train.py ARGS``
 runs it, pinned to one batch, with a few points instrumented (``script_points.py``).
 
-The script runs in this process, as ``__main__``, from the project root, with
-``sys.argv`` set to its arguments and the torchrun variables unset (one process). It
+The script runs in this process, as ``__main__``, from the project root, as
+``script_process.py`` sets a process up for it (its argv, one process). It
 ends at an optimizer step: at the target, at ``max-steps``, frozen in place, or out of
 time; or on its own. What it did is an :class:`Evidence`, as a factory run's is.
 Errors before its first optimizer is built are the configuration's
@@ -14,19 +14,13 @@ from __future__ import annotations
 
 import ast
 import builtins
-import io
 import math
-import os
 import random
-import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TextIO
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -34,22 +28,16 @@ from mlsmoke.overfit.training import instruments, script_pin
 from mlsmoke.overfit.training.determinism import deterministic
 from mlsmoke.overfit.training.engine import settle_confirmed_pass
 from mlsmoke.overfit.training.evidence import PHASES, Evidence
+from mlsmoke.overfit.training.script_frames import innermost_project_line
+from mlsmoke.overfit.training.script_gradients import never_got_gradient
+from mlsmoke.overfit.training.script_lr import lr_origin
 from mlsmoke.overfit.training.script_points import (
     ScriptStopped,
     ScriptWatch,
     StepRules,
-    innermost_project_line,
     instrumented,
-    never_got_gradient,
 )
-from mlsmoke.overfit.training.script_lr import lr_origin
-
-# One process, as `python train.py` runs: a script written for torchrun takes its
-# distributed branch as soon as RANK is set.
-TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-                      "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")  # fmt: skip
-OUT_DIR = "{out_dir}"  # replaced in args by a directory the gate provides
-STDERR_TAIL = 2000  # characters of the script's stderr kept for a message
+from mlsmoke.overfit.training.script_process import Script, as_a_process
 
 
 class ScriptNotRunnable(Exception):
@@ -58,27 +46,6 @@ class ScriptNotRunnable(Exception):
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
         self.key = key
-
-
-@dataclass
-class Script:
-    """What ``script``, ``args`` and ``pin`` name, in the project at ``root``."""
-
-    root: Path
-    path: str
-    args: list[str] = field(default_factory=list)
-    pin: str | None = None
-
-    @property
-    def file(self) -> Path:
-        return self.root / self.path
-
-    @property
-    def module_name(self) -> str:
-        return Path(self.path).with_suffix("").as_posix().replace("/", ".")
-
-    def command(self) -> str:
-        return " ".join(["python", self.path, *self.args])
 
 
 @dataclass
@@ -173,56 +140,6 @@ def _pin_batches(script: Script, pin: script_pin.PinnedBatch) -> Any:
         return script_pin.pin_module_function(script.pin, pin)
     except script_pin.PinNotFound as error:
         raise ScriptNotRunnable("pin", str(error)) from None
-
-
-@contextmanager
-def as_a_process(script: Script) -> Iterator[io.StringIO]:
-    """``sys.argv``, ``sys.path[0]``, the environment and stderr as ``python
-    SCRIPT ARGS`` would have them; the script's stderr is also kept, for messages."""
-    out_dir = tempfile.mkdtemp(prefix="mlsmoke-script-")
-    args = [arg.replace(OUT_DIR, out_dir) for arg in script.args]
-    saved_argv, saved_path, saved_stderr = sys.argv, list(sys.path), sys.stderr
-    saved_env = {name: os.environ.pop(name) for name in TORCHRUN_VARIABLES
-                 if name in os.environ}  # fmt: skip
-    tail = io.StringIO()
-    sys.argv = [str(script.file), *args]
-    sys.path.insert(0, str(script.file.parent))
-    sys.stderr = _Tee(saved_stderr, tail)  # type: ignore[assignment]
-    os.environ["MLSMOKE_OUT_DIR"] = out_dir
-    try:
-        yield tail
-    finally:
-        sys.argv, sys.path[:], sys.stderr = saved_argv, saved_path, saved_stderr
-        os.environ.pop("MLSMOKE_OUT_DIR", None)
-        os.environ.update(saved_env)
-        shutil.rmtree(out_dir, ignore_errors=True)
-
-
-class _Tee(io.TextIOBase):
-    def __init__(self, stream: TextIO, tail: io.StringIO) -> None:
-        self.stream, self.tail = stream, tail
-
-    def write(self, text: str) -> int:
-        self.tail.write(text)
-        if self.tail.tell() > 4 * STDERR_TAIL:
-            kept = self.tail.getvalue()[-STDERR_TAIL:]
-            self.tail.seek(0)
-            self.tail.truncate()
-            self.tail.write(kept)
-        return self.stream.write(text)
-
-    def flush(self) -> None:
-        self.stream.flush()
-
-    def fileno(self) -> int:
-        return self.stream.fileno()
-
-    def isatty(self) -> bool:
-        return self.stream.isatty()
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return getattr(self.stream, "encoding", "utf-8")
 
 
 def _record_error(
