@@ -15,6 +15,9 @@ from adoption import PreCommit, adopt
 
 from gitrepo import ROOT, commit_all
 
+from mlsmoke.adopt import longer_budget
+from mlsmoke.adopt.gate_setup import Verdict
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -119,3 +122,23 @@ def test_an_argparse_repository_adopts_the_gate_in_script_mode(
     ran = pre_commit(adopted, "--all-files")
     assert ran.returncode == 1, ran.stdout
     assert "FAIL" in ran.stdout
+
+
+def test_a_gate_only_short_of_steps_is_run_longer_and_calibrated(tmp_path, hook_repo):
+    slower = nanogpt_shaped.Change(
+        "train.py", "learning_rate = 6e-4", "learning_rate = 2e-4"
+    )
+    repo = nanogpt_shaped.write_nanogpt_repo(tmp_path / "gpt", slower, configure=False)
+    output = adopt(repo, hook_repo).init_output
+    assert "FAIL too-slow" in output, output
+    assert "running the gate once more with up to 1200 steps" in output
+    assert "the gate passed; overfit-batch is on" in output
+    max_steps, steps = calibrated(output)
+    assert gate_table(repo)["max-steps"] == max_steps >= 2 * max(steps) > 600
+
+
+def test_only_a_failure_for_want_of_steps_is_retried():
+    retried = longer_budget.short_of_steps
+    assert retried(Verdict(False, "too-slow: the loss falls steadily but needs 546"))
+    assert not retried(Verdict(False, "lr-too-low: the learning rate 6e-07 is too low"))
+    assert not retried(Verdict(True, "passed"))

@@ -21,6 +21,7 @@ from mlsmoke.adopt import pyproject_edit as toml
 from mlsmoke.adopt.baselines import Project
 from mlsmoke.adopt.textfile import write_all
 from mlsmoke.errors import MlsmokeError
+from mlsmoke.overfit.process.settings import DEFAULT_TIER, TIER_DEFAULTS
 
 HEADROOM = 2
 FLOOR = 20  # a gate that memorizes in a few steps still gets a few dozen
@@ -113,9 +114,13 @@ def applies(table: Any) -> bool:
     return not any(isinstance(v, dict) and k != "tiers" for k, v in table.items())
 
 
-def calibrate_max_steps(project: Project, steps: int, seconds: float) -> None:
+def calibrate_max_steps(
+    project: Project, steps: int, seconds: float, needed: bool = False
+) -> None:
     """After a first run that passed in ``steps``: max-steps (and timeout, if it
-    needs headroom) in pyproject.toml from three seeds' runs, and said."""
+    needs headroom) in pyproject.toml from three seeds' runs, and said. ``needed``:
+    the pass took more than the configured max-steps, which must then grow even when
+    the other seeds say nothing."""
     data = toml.parse(project.pyproject.text, project.name(project.pyproject))
     table = toml.lookup(data, gate_setup.TABLE)
     if steps <= 0 or not applies(table):
@@ -123,12 +128,17 @@ def calibrate_max_steps(project: Project, steps: int, seconds: float) -> None:
     assert isinstance(table, dict)
     seed = table.get("seed", 0)
     seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
+    first = SeedRun(seed, True, steps, seconds=seconds)
     try:
-        result = calibrate(project.root, SeedRun(seed, True, steps, seconds=seconds))
+        result = calibrate(project.root, first)
     except MlsmokeError as error:
         print(f"mlsmoke init: max-steps is not calibrated: {error}", file=sys.stderr)
-        return
+        result = Calibration(None, (first,))
     print(f"mlsmoke init: {result.summary()}")
+    if result.max_steps is None and needed:
+        configured = table.get("timeout", TIER_DEFAULTS[DEFAULT_TIER]["timeout"])
+        result = calibration([first], float(configured))
+        print(f"mlsmoke init: {result.summary()}")
     if result.max_steps is None:
         return
     gate_setup.set_calibrated(project, "max-steps", result.max_steps, result.comment())
@@ -153,7 +163,13 @@ def calibrate(root: Path, first: SeedRun) -> Calibration:
     budget = max(gate.max_steps, BUDGET_FACTOR * first.steps)
     seeds = [first.seed + offset for offset in range(1, MORE_SEEDS + 1)]
     gates = [
-        dataclasses.replace(gate, name=f"seed-{seed}", seed=seed, max_steps=budget)
+        dataclasses.replace(
+            gate,
+            name=f"seed-{seed}",
+            seed=seed,
+            max_steps=budget,
+            timeout=max(gate.timeout, BUDGET_FACTOR * first.seconds),
+        )
         for seed in seeds
     ]
     print(

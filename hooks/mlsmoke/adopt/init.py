@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mlsmoke.adopt import candidates, gate_module, gate_setup, measure, own_hooks
-from mlsmoke.adopt import flake8_config, report, standard, step_candidates, tools
+from mlsmoke.adopt import flake8_config, longer_budget, report, standard
+from mlsmoke.adopt import step_candidates, tools
 from mlsmoke.adopt import calibrate, script_plan, wiring
 from mlsmoke.adopt.baselines import BLACK, FLAKE8, STRICT_MODE, Debt, Project
 from mlsmoke.adopt.textfile import TextFile, check_all_writable, read_text, write_all
@@ -129,8 +130,12 @@ def _first_run(project, gate, found, repos) -> int:
     verdict = gate_setup.run_once(project.root)
     if gate.step is not None:
         verdict = _without_a_failing_step(project, gate.step, verdict)
+    first = verdict
+    verdict = longer_budget.retry_with_more_steps(project, verdict)
     if verdict.passed:
-        calibrate.calibrate_max_steps(project, verdict.steps, verdict.seconds)
+        calibrate.calibrate_max_steps(
+            project, verdict.steps, verdict.seconds, needed=not first.passed
+        )
     name = project.name(project.config)
     if standard.GATE_HOOK in wiring.hook_ids(project.config.text, name):
         state = "passed" if verdict.passed else f"did not pass ({verdict.reason})"
