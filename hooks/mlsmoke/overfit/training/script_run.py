@@ -19,6 +19,7 @@ import random
 import sys
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,18 +71,18 @@ def run_script(script: Script, rules: StepRules, seed: int) -> ScriptOutcome:
         "__builtins__": builtins,
         script_pin.PIN_HOOK: lambda function: script_pin.pinned(function, pin),
     }
-    with as_a_process(script) as stderr, deterministic(seed), instrumented(watch):
-        undo_seeds = _offset_seeds(seed)
-        undo_pin = _pin_batches(script, pin)
+    with ExitStack() as undo:
+        stderr = undo.enter_context(as_a_process(script))
+        undo.enter_context(deterministic(seed))
+        undo.enter_context(instrumented(watch))
+        undo.callback(_offset_seeds(seed))
+        undo.callback(_pin_batches(script, pin))
         try:
             exec(code, namespace)
         except ScriptStopped:
             pass
         except (Exception, SystemExit) as error:
             _record_error(script, watch, error, stderr.getvalue())
-        finally:
-            undo_pin()
-            undo_seeds()
     _conclude(script, watch, pin)
     return ScriptOutcome(evidence, watch, pin)
 
