@@ -84,6 +84,7 @@ class ScriptWatch:
     got_gradient: set[int] = field(default_factory=set)  # parameter ids
     saved_lrs: list[float] = field(default_factory=list)
     evaluating: bool = False  # the last update: the loss in eval mode, no backward
+    closure_update: bool = False  # this update's backward() runs inside step()
     eval_loss: float | None = None
     phase: str = "script"  # where an error happened: script, forward, backward, step
 
@@ -112,7 +113,7 @@ def instrumented(watch: ScriptWatch) -> Iterator[None]:
         undo.append(_wrap_optimizer_init(watch))
         undo.append(_wrap_backward(watch))
         pre = register_optimizer_step_pre_hook(
-            lambda optimizer, args, kwargs: _before_step(watch, optimizer)
+            lambda optimizer, args, kwargs: _before_step(watch, optimizer, args, kwargs)
         )
         post = register_optimizer_step_post_hook(
             lambda optimizer, args, kwargs: _after_step(watch, optimizer)
@@ -171,10 +172,38 @@ def _called(watch: ScriptWatch, module: torch.nn.Module) -> None:
         watch.called.add(id(module))
 
 
-def _before_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
+def _before_step(
+    watch: ScriptWatch, optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict
+) -> None:
     if optimizer is not watch.optimizer:
         return
     watch.phase = "step"
+    closure = kwargs.get("closure", args[0] if args else None)
+    if not watch.micro_losses and callable(closure):
+        # backward() runs inside step(closure) (Lightning, LBFGS): judged after it
+        watch.closure_update = True
+        if not watch.evaluating:
+            _scale_lrs(watch, optimizer)
+        return
+    if _judge_update(watch, optimizer):
+        _scale_lrs(watch, optimizer)
+
+
+def _after_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
+    if optimizer is not watch.optimizer:
+        return
+    for group, lr in zip(optimizer.param_groups, watch.saved_lrs):
+        group["lr"] = lr
+    watch.saved_lrs = []
+    watch.phase = "forward"
+    if watch.closure_update:
+        watch.closure_update = False
+        _judge_update(watch, optimizer)
+
+
+def _judge_update(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> bool:
+    """Record the update's loss and apply the stop rules: ScriptStopped to end the
+    run; False when the next update is the eval-mode one; True to go on."""
     evidence = watch.evidence
     if not watch.micro_losses:
         raise ProjectProblem(
@@ -189,7 +218,7 @@ def _before_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
         watch.eval_loss = value
         raise ScriptStopped
     if not watch.stepped:
-        watch.step_site = construction_site(watch.root, sys._getframe(2), frames=1)
+        watch.step_site = construction_site(watch.root, sys._getframe(3), frames=1)
         _first_step(watch, optimizer)
     note_gradients(watch, optimizer)
     step = len(evidence.losses)
@@ -202,22 +231,18 @@ def _before_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
         if evidence.reached or evidence.timed_out or watch.model is None:
             raise ScriptStopped
         _evaluate_next_update(watch, optimizer)
-        return
+        return False
+    return True
+
+
+def _scale_lrs(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
+    """A probe's lr scale (or its flat lr) on every group, for this update only."""
     groups = optimizer.param_groups
     watch.saved_lrs = [group["lr"] for group in groups]
     for group in groups:
         base = watch.constructed_lr if watch.rules.flat_lr else group["lr"]
         group["lr"] = _as_float(base) * watch.rules.lr_scale
-    evidence.lrs.append(_as_float(groups[0]["lr"]))
-
-
-def _after_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
-    if optimizer is not watch.optimizer or not watch.saved_lrs:
-        return
-    for group, lr in zip(optimizer.param_groups, watch.saved_lrs):
-        group["lr"] = lr
-    watch.saved_lrs = []
-    watch.phase = "forward"
+    watch.evidence.lrs.append(_as_float(groups[0]["lr"]))
 
 
 def _as_float(lr: Any) -> float:

@@ -197,6 +197,7 @@ def _conclude(script: Script, watch: ScriptWatch, pin: script_pin.PinnedBatch) -
             f" {watch.optimizer_site or script.path} but ended before its first"
             " optimizer.step(); do the args stop it early (max_iters, epochs)?",
         )
+    del evidence.lrs[max(len(evidence.losses) - 1, 0) :]  # an lr per update taken
     evidence.pinned = pin.source
     evidence.backwards_per_update = max(watch.backwards_per_update, 1)
     _record_recipe(script, watch)
