@@ -64,9 +64,11 @@ def train(
     step: StepFunction | None = None,
     accumulate: int = 1,
     train_mode: bool = True,
+    keep_model: list[Any] | None = None,
 ) -> Evidence:
     """Train a fresh model on one batch; stop at the target, at ``max_steps`` updates,
-    at ``timeout`` seconds, at a non-finite loss, or at the first error.
+    at ``timeout`` seconds, at a non-finite loss, or at the first error. The trained
+    model is appended to ``keep_model`` when given (a check that reads it).
 
     ``optimizer_factory(model, lr)`` gives the recipe (see ``recipe.py``); ``lr``
     None keeps the recipe's own rate, and ``lr_scale`` multiplies every rate of it,
@@ -90,6 +92,8 @@ def train(
         finally:
             evidence.seconds = time.perf_counter() - run.started
             restore_cpu_threads(run.threads)
+            if keep_model is not None and run.model is not None:
+                keep_model.append(run.model)
             run.model = run.batch = run.trace = None
             if evidence.cuda_error:
                 release_cuda_memory(device)

@@ -4,9 +4,11 @@ positions as an input field, and the trained model predicts it on rows it never 
 A language model's targets are its inputs shifted by one; unshifted, the model is
 asked to copy what it is given, and memorizes the batch for the wrong reason. Equal
 fields alone are no evidence (a Hugging Face causal LM takes ``labels`` equal to
-``input_ids`` and shifts them itself), so the trained model is checked: both fields
-shuffled along the sequence by one permutation, a batch it never saw. A model that
-learned to copy keeps a low loss there; one that learned the batch does not.
+``input_ids`` and shifts them itself), so the trained model is checked on both
+fields shuffled along the sequence by one permutation, a batch it never saw. A model
+that learned to copy keeps a low loss there; one that learned the batch does not.
+Script mode keeps the trained model; in factory mode a probe trains it again (the
+same seed and target), and only when two fields are equal.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import torch
 
 from mlsmoke.overfit.training.batch_objects import converted, named_tensors
 from mlsmoke.overfit.training.objective import call_model, default_loss
+from mlsmoke.overfit.verdict import probes
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.probes import memorized
 from mlsmoke.overfit.verdict.result import Warning
@@ -29,11 +32,14 @@ COPYING = 0.5
 
 def check(run: GateRun) -> list[Warning]:
     evidence = run.evidence
-    if run.trained_model is None or not memorized(evidence):
+    if not memorized(evidence):
         return []
     batch = run.batch_factory()
-    model = run.trained_model()
-    for source, target in equal_fields(batch):
+    pairs = equal_fields(batch)
+    model = _trained_model(run) if pairs else None
+    if model is None:
+        return []
+    for source, target in pairs:
         shuffled_loss = _loss_on_shuffled(model, batch, source, target)
         initial = evidence.initial_loss
         if shuffled_loss is None or initial is None or initial <= 0:
@@ -41,6 +47,16 @@ def check(run: GateRun) -> list[Warning]:
         if shuffled_loss < COPYING * initial:
             return [_warning(evidence.pinned, source, target, shuffled_loss, initial)]
     return []
+
+
+def _trained_model(run: GateRun) -> Any:
+    """The main run's model after training: kept by script mode, trained again by a
+    probe (same seed, same target) in factory mode."""
+    if run.trained_model is not None:
+        return run.trained_model()
+    kept: list[Any] = []
+    run.probe(keep_model=kept, timeout=probes.probe_timeout(run))
+    return kept[0] if kept else None
 
 
 def equal_fields(batch: Any) -> list[tuple[str, str]]:
