@@ -24,6 +24,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import mlsmoke
 from mlsmoke.config import TOOL_PATH, string, tool_table
@@ -129,6 +130,15 @@ class Candidate:
     explicit: bool
 
 
+class Tried(NamedTuple):
+    """A candidate that could not import every required module: what it lacked and
+    which of them it had."""
+
+    candidate: Candidate
+    missing: list[str]
+    has: list[str]
+
+
 def candidate_interpreters(
     root: Path,
     configured: tuple[str, str] | None,
@@ -159,11 +169,12 @@ def find_project_interpreter(
     configured: tuple[str, str] | None = None,
     environ: Mapping[str, str] | None = None,
     wanted: Sequence[str] = (),
+    needed_by: Mapping[str, str] | None = None,
 ) -> Interpreter:
     """The project's interpreter that can import ``requires``, or EnvironmentProblem;
     of those, the first that can also import ``wanted``, when one can."""
     candidates = project_candidates(root, configured, environ)
-    return first_that_imports(candidates, requires, wanted)
+    return first_that_imports(candidates, requires, wanted, needed_by)
 
 
 def project_candidates(
@@ -178,12 +189,16 @@ def project_candidates(
 
 
 def first_that_imports(
-    candidates: Sequence[Candidate], requires: Sequence[str], wanted: Sequence[str] = ()
+    candidates: Sequence[Candidate],
+    requires: Sequence[str],
+    wanted: Sequence[str] = (),
+    needed_by: Mapping[str, str] | None = None,
 ) -> Interpreter:
     """The first of ``candidates`` that can import ``requires`` and ``wanted``, else
     the first that can import ``requires``; an explicit one is the only one tried.
-    EnvironmentProblem when none can import ``requires``."""
-    tried: list[tuple[Candidate, list[str]]] = []
+    EnvironmentProblem when none can import ``requires``, naming what each lacked
+    (and, from ``needed_by``, the file that needs it)."""
+    tried: list[Tried] = []
     passed_over: dict[str, list[int] | None] = {}
     fallback: Interpreter | None = None
     for candidate in candidates:
@@ -195,14 +210,15 @@ def first_that_imports(
             if all(name in found for name in wanted):
                 return chosen
             fallback = fallback or chosen
-        tried.append((candidate, missing))
+        has = [name for name in requires if name in found]
+        tried.append(Tried(candidate, missing, has))
         passed_over = {**passed_over}
         passed_over.update((d, directory_stamp(d)) for d in probe.get("path", []))
         if candidate.explicit:
             break
     if fallback is not None:
         return fallback
-    raise EnvironmentProblem(_not_found_message(requires, tried))
+    raise EnvironmentProblem(not_found_message(requires, tried, needed_by or {}))
 
 
 def candidate_identity(candidate: Candidate) -> list[str]:
@@ -246,11 +262,23 @@ def configured_python(
     return string(value, f"{TOOL_PATH}.python"), f"{TOOL_PATH}.python"
 
 
-def how_to_point_elsewhere() -> list[str]:
-    """The lines telling users how to choose the project's interpreter."""
-    return [
-        "Point mlsmoke at the project's environment: set `python` in [tool.mlsmoke]",
-        f"of pyproject.toml, set {ENV_VARIABLE}, or create .venv in the project root.",
+def how_to_point_elsewhere(tried_venv: str | None = None) -> list[str]:
+    """The lines telling users how to choose the project's interpreter; when the
+    project's own venv was tried, how to complete it instead of creating one."""
+    if tried_venv is not None:
+        first = [
+            f"Install what it lacks into {tried_venv} (its python was tried above),",
+            "or point mlsmoke at another environment: set `python` in [tool.mlsmoke]",
+            f"of pyproject.toml, or set {ENV_VARIABLE}.",
+        ]
+    else:
+        first = [
+            "Point mlsmoke at the project's environment: set `python` in "
+            "[tool.mlsmoke]",
+            f"of pyproject.toml, set {ENV_VARIABLE}, or create .venv in the project "
+            "root.",
+        ]
+    return first + [
         "On pre-commit.ci, which has no project environment, list this hook under",
         "`ci: skip` and run it in your CI workflow instead.",
     ]
@@ -344,14 +372,17 @@ def _unique(candidates: list[Candidate]) -> list[Candidate]:
     return unique
 
 
-def _not_found_message(
-    requires: Sequence[str], tried: list[tuple[Candidate, list[str]]]
+def not_found_message(
+    requires: Sequence[str],
+    tried: Sequence[Tried],
+    needed_by: Mapping[str, str] | None = None,
 ) -> str:
-    """Names what no interpreter has; when each lacks something else, says so, and
-    every interpreter tried is listed with all it lacks."""
-    lacked_by_all = [
-        name for name in requires if all(name in missing for _, missing in tried)
-    ]
+    """Names what no interpreter has; when each lacks something else, says so. Every
+    interpreter tried is listed with all it lacks (and the file needing each, from
+    ``needed_by``) and what of ``requires`` it has, so a module one of them has is
+    never reported as simply missing."""
+    needed_by = needed_by or {}
+    lacked_by_all = [name for name in requires if all(name in t.missing for t in tried)]
     if lacked_by_all or not tried:
         lines = [
             "no Python interpreter of the project can import"
@@ -362,9 +393,21 @@ def _not_found_message(
             "no Python interpreter of the project can import all of"
             f" {', '.join(requires)}; each lacks one."
         ]
-    lines += [
-        f"  tried {candidate.path} ({candidate.origin}):"
-        f" cannot import {', '.join(missing)}"
-        for candidate, missing in tried
-    ] or ["  no interpreter was found"]
-    return "\n".join(lines + how_to_point_elsewhere())
+    lines += [_tried_line(t, needed_by) for t in tried]
+    lines += [] if tried else ["  no interpreter was found"]
+    venvs = [t.candidate for t in tried if t.candidate.origin in _VENV_ORIGINS]
+    tried_venv = venvs[0].path.parent.parent.name if venvs else None
+    return "\n".join(lines + how_to_point_elsewhere(tried_venv))
+
+
+_VENV_ORIGINS = tuple(f"{venv}/ in the project root" for venv in VENV_DIRS)
+
+
+def _tried_line(tried: Tried, needed_by: Mapping[str, str]) -> str:
+    lacks = ", ".join(
+        f"{name} (needed by {needed_by[name]})" if name in needed_by else name
+        for name in tried.missing
+    )
+    line = f"  tried {tried.candidate.path} ({tried.candidate.origin}):"
+    line += f" cannot import {lacks}"
+    return line + (f"; imports {', '.join(tried.has)}" if tried.has else "")

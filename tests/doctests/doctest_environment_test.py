@@ -43,9 +43,9 @@ def test_no_interpreter_with_the_dependency_exits_2_naming_it(
     assert code == 2
     assert output.startswith(
         "mlsmoke doctest: no Python interpreter of the project can import tinydep.\n"
-        "  tinydep is needed by uses.py\n"
+        "  tried "
     )
-    assert "cannot import tinydep" in output
+    assert "cannot import tinydep (needed by uses.py)" in output
     assert "MLSMOKE_PYTHON" in output and "ci: skip" in output
 
 
@@ -73,8 +73,8 @@ def test_a_dependency_no_interpreter_has_exits_2_naming_the_interpreter(
     assert code == 2
     assert output == (
         "mlsmoke doctest: no Python interpreter of the project can import tinydep.\n"
-        "  tinydep is needed by pkg/model.py\n"
-        f"  tried {sys.executable} (MLSMOKE_PYTHON): cannot import tinydep\n"
+        f"  tried {sys.executable} (MLSMOKE_PYTHON):"
+        " cannot import tinydep (needed by pkg/model.py)\n"
         "Point mlsmoke at the project's environment: set `python` in [tool.mlsmoke]\n"
         "of pyproject.toml, set MLSMOKE_PYTHON, or create .venv in the project root.\n"
         "On pre-commit.ci, which has no project environment, list this hook under\n"
@@ -154,8 +154,17 @@ def test_the_message_names_what_no_interpreter_has_not_what_the_venv_has(
     assert output.startswith(
         "mlsmoke doctest: no Python interpreter of the project can import tinyextra.\n"
     )
-    assert "(PATH): cannot import tinydep, tinyextra\n" in output
-    assert "(.venv/ in the project root): cannot import tinyextra\n" in output
+    assert (
+        "(PATH): cannot import tinydep (needed by uses.py),"
+        " tinyextra (needed by uses.py)\n" in output
+    )
+    assert (
+        "(.venv/ in the project root): cannot import tinyextra (needed by uses.py);"
+        " imports tinydep\n" in output
+    )
+    # .venv was tried: the advice is to complete it, not to create it
+    assert "create .venv" not in output
+    assert "Install what it lacks into .venv" in output
 
 
 def test_when_each_interpreter_lacks_another_module_each_is_named(
@@ -171,5 +180,11 @@ def test_when_each_interpreter_lacks_another_module_each_is_named(
         "mlsmoke doctest: no Python interpreter of the project can import all of"
         " tinydep, tinyextra; each lacks one.\n"
     )
-    assert f"tried {other} (PATH): cannot import tinydep\n" in output
-    assert "(.venv/ in the project root): cannot import tinyextra\n" in output
+    assert (
+        f"tried {other} (PATH): cannot import tinydep (needed by uses.py);"
+        " imports tinyextra\n" in output
+    )
+    assert (
+        "(.venv/ in the project root): cannot import tinyextra (needed by uses.py);"
+        " imports tinydep\n" in output
+    )

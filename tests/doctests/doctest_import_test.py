@@ -67,7 +67,7 @@ def test_an_import_failure_is_a_failure_of_that_file(
         {
             "localpkg/__init__.py": "",
             "good.py": '">>> 1\\n1"\n',
-            "bad.py": source + '">>> 1\\n1"\n',
+            "bad.py": '">>> 1\\n1"\n' + source,
         }
     )
     code, output = doctest("good.py", "bad.py")

@@ -30,7 +30,6 @@ from mlsmoke.doctests.supervise import Job, run_with_time_limits
 from mlsmoke.errors import (
     EXIT_FAILED,
     EXIT_OK,
-    EnvironmentProblem,
     Terminated,
     UsageError,
 )
@@ -165,7 +164,7 @@ def files_with_examples(
         if is_excluded(_relative(path, root), settings.exclude):
             continue
         content = _read(name)
-        if has_examples(content):
+        if has_examples(content, path.name):
             files[path] = ExampleFile(name, path, content.decode("utf-8", "replace"))
     return list(files.values())
 
@@ -208,17 +207,11 @@ def _find_interpreter(
     configured: tuple[str, str] | None,
 ) -> interpreter.Interpreter:
     """The interpreter that imports ``needs``, a map of module to a file needing it;
-    of those, one that imports ``wanted`` too when there is one."""
-    try:
-        return interpreter.find_project_interpreter(
-            root, sorted(needs), configured, wanted=wanted
-        )
-    except EnvironmentProblem as problem:
-        first, _, rest = str(problem).partition("\n")
-        needed_by = [
-            f"  {module} is needed by {path}" for module, path in needs.items()
-        ]
-        raise EnvironmentProblem("\n".join([first, *sorted(needed_by), rest])) from None
+    of those, one that imports ``wanted`` too when there is one. When none does, the
+    message lists each interpreter tried, what it lacked and the file needing that."""
+    return interpreter.find_project_interpreter(
+        root, sorted(needs), configured, wanted=wanted, needed_by=needs
+    )
 
 
 def run_in_interpreter(

@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 from mlsmoke.doctests.documents import document_kind, example_text
 from mlsmoke.doctests.import_cache import ImportCache, ParsedImports, RawImport
+from mlsmoke.doctests.selection import docstrings
 from mlsmoke.doctests.modules import (
     is_local_module,
     locate_module,
@@ -178,18 +179,6 @@ def module_level_names(imports: ParsedImports, path: Path, root: Path) -> list[s
         if base:
             dotted += [base] + [f"{base}.{name}" for name in names if name != "*"]
     return dotted
-
-
-def docstrings(tree: ast.Module) -> Iterator[str]:
-    """The docstrings doctest reads: the module's, its classes' and functions'.
-
-    Not other strings: a test's data can hold ``>>>`` lines that never run.
-    """
-    for node in ast.walk(tree):
-        if isinstance(node, _DOCUMENTED):
-            docstring = ast.get_docstring(node, clean=False)
-            if docstring:
-                yield docstring
 
 
 def example_imports(text: str) -> Iterator[str]:
