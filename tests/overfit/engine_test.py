@@ -168,11 +168,14 @@ def test_a_loss_passing_its_target_below_zero_trains_on_to_show_a_bound():
     assert evidence.losses[-1] < evidence.losses[start]  # still falling
 
 
-def test_a_target_loss_below_zero_says_the_loss_may_go_negative():
+def test_a_target_loss_below_zero_trains_on_to_show_a_bound_as_well():
     evidence = run(MLP, mlp_batch, _nll_of_logits, target_loss=-1.0,
                    target_ratio=None)  # fmt: skip
-    assert evidence.reached and evidence.bound_check_from is None
-    assert evidence.losses[-2] > -1.0 >= evidence.losses[-1]
+    start = evidence.bound_check_from
+    assert evidence.reached and start == evidence.reached_at
+    assert evidence.losses[start - 1] > -1.0 >= evidence.losses[start]
+    assert evidence.steps == start + BOUND_CHECK_STEPS
+    assert evidence.losses[-1] < evidence.losses[start]  # still falling: no bound
 
 
 def test_a_pass_above_zero_trains_on_to_confirm_then_reports_its_reach_step():

@@ -48,3 +48,13 @@ def test_without_dropout_the_verdict_is_the_train_loss_alone():
 def test_a_model_that_learned_nothing_still_fails_in_eval_mode():
     result = check(lambda: NoisyMLP(0.7), batch, loss, lr=1e-7, max_steps=30)
     assert not result.passed
+
+
+def nll_of_logits(model: nn.Module, batch: tuple) -> torch.Tensor:
+    x, y = batch
+    return F.nll_loss(model(x), y)  # raw logits: falls without bound
+
+
+def test_a_negative_target_reached_while_still_falling_is_no_pass():
+    result = check(lambda: NoisyMLP(0.0), batch, nll_of_logits, target_loss=-5.0)
+    assert not result.passed and result.diagnosis.code == "wrong-objective"

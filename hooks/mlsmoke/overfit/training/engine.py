@@ -214,7 +214,8 @@ def _done_at_target(run: TrainingRun, step: int, value: float) -> bool:
     loss that reaches its target trains on before it passes: below zero,
     BOUND_CHECK_STEPS more, to tell a level from a fall without bound; above zero,
     as many steps as it took (at most BOUND_CHECK_STEPS), to see that it does not
-    fall through zero next. A target set below zero says negative losses are fine."""
+    fall through zero next. A target set below zero says negative losses are fine,
+    not that a fall without bound is: a loss that reaches it trains on as well."""
     evidence = run.evidence
     negative_allowed = run.target_loss is not None and run.target_loss < 0
     if evidence.bound_check_from is not None:
@@ -227,11 +228,11 @@ def _done_at_target(run: TrainingRun, step: int, value: float) -> bool:
     if value > evidence.target:
         return False
     evidence.reached, evidence.reached_at = True, step
-    if negative_allowed:
-        return True
-    if value < 0:
+    if value < 0:  # a negative target too: reached while still falling is no bound
         evidence.bound_check_from = step
         return False
+    if negative_allowed:
+        return True
     return _confirm_steps(step) == 0
 
 
