@@ -136,20 +136,21 @@ def offline_repos(
 def repo_lines(repo: Mapping[str, Any], dash: int = 2, key: int = 4) -> list[str]:
     """One ``repos:`` entry as block YAML lines, its hooks' values in flow (JSON)
     form: ``- repo:`` at column ``dash``, its keys at ``key``, hooks two deeper."""
-    lines = [" " * dash + "- repo: " + _flow(repo["repo"])]
+    lines = [" " * dash + "- repo: " + flow_value(repo["repo"])]
     if "rev" in repo:
-        lines.append(" " * key + "rev: " + _flow(repo["rev"]))
+        lines.append(" " * key + "rev: " + flow_value(repo["rev"]))
     lines.append(" " * key + "hooks:")
     for hook in repo["hooks"]:
         items = list(hook.items())
         first_key, first_value = items[0]
-        lines.append(" " * (key + 2) + f"- {first_key}: {_flow(first_value)}")
+        lines.append(" " * (key + 2) + f"- {first_key}: {flow_value(first_value)}")
         for name, value in items[1:]:
-            lines.append(" " * (key + 4) + f"{name}: {_flow(value)}")
+            lines.append(" " * (key + 4) + f"{name}: {flow_value(value)}")
     return lines
 
 
-def _flow(value: Any) -> str:
+def flow_value(value: Any) -> str:
+    """A YAML value on one line: plain when it is a simple word, else JSON."""
     if (
         isinstance(value, str)
         and value

@@ -18,7 +18,8 @@ from pathlib import Path
 from mlsmoke.adopt import candidates, gate_module, gate_setup, measure, own_hooks
 from mlsmoke.adopt import flake8_config, longer_budget, report, standard
 from mlsmoke.adopt import step_candidates, tools
-from mlsmoke.adopt import calibrate, script_plan, wiring
+from mlsmoke.adopt import calibrate, hook_form, offline_switch, script_plan, wiring
+from mlsmoke.adopt.nothing_written import why_nothing
 from mlsmoke.adopt.baselines import BLACK, FLAKE8, STRICT_MODE, Debt, Project
 from mlsmoke.adopt.textfile import TextFile, check_all_writable, read_text, write_all
 from mlsmoke.adopt.yamltree import compose
@@ -59,11 +60,17 @@ def _parser() -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="print the diffs, write nothing"
     )
     add_hook_source_arguments(parser)
+    parser.add_argument(
+        "--online",
+        action="store_true",
+        help="turn hooks that --offline made `repo: local` back into GitHub repos",
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    hook_form.check_arguments(args.offline, args.online)
     started = time.perf_counter()
     root = args.dir.resolve()
     if not root.is_dir():
@@ -89,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     waiting = ["Off until its first run passes: `mlsmoke init` runs it once."]
     comment = wiring.gate_comment(found, waiting if gate.run else ())
     project.config.text = wiring.wire(project.config.text, name, repos, comment)
+    switched = hook_form.switch(project, args.offline, args.online, source)
     if project.flake8.original is None:
         project.flake8.text = (find_template() / standard.TEMPLATE_FLAKE8).read_text(
             "utf-8"
@@ -102,7 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         notes.append(step_candidates.trial_note(gate.step))
     else:
         notes += step_candidates.notes(steps)
-    notes += _source_notes(source)
+    notes += _source_notes(source) + switched
+    notes += hook_form.github_note(project, args.offline)
     changed = [project.name(file) for file in project.files() if file.changed]
     if module is not None:
         changed.append(project.name(module))
@@ -264,7 +273,12 @@ def _finish(
 def _summary(project, args, changed, gate, notes, debt, seconds: float) -> str:
     verb = "would write" if args.dry_run else "wrote"
     lines = [f"mlsmoke init: {project.root} ({seconds:.1f} s)"]
-    lines.append(f"  {verb}: {', '.join(changed) or 'nothing (already adopted)'}")
+    if not changed:
+        online, offline = offline_switch.form(
+            project.config.text, project.name(project.config)
+        )
+        nothing = why_nothing(online, offline, args.offline, args.online, args.force)
+    lines.append(f"  {verb}: {', '.join(changed) or nothing}")
     runs = " (runs once below)" if gate.run and not args.dry_run else ""
     lines.append(f"  gate: {gate.summary}{runs}")
     lines += [f"  note: {note}" for note in notes]
