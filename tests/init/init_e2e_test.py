@@ -76,7 +76,7 @@ def test_debt_prints_what_the_baselines_hold(adopted: Adopted):
 def test_second_init_changes_nothing(adopted_copy: Adopted):
     ran = mlsmoke(adopted_copy.path, "init")
     assert ran.returncode == 0, ran.stderr
-    assert "nothing (already adopted)" in ran.stdout
+    assert "wrote: nothing: already adopted (every hook is wired" in ran.stdout
     assert git(adopted_copy.path, "status", "--porcelain") == ""
 
 
