@@ -2,8 +2,8 @@
 
 The template ships inside the mlsmoke package (``mlsmoke/template``, copied there when a
 wheel is built) and is also found in a source checkout (``templates/ml-project``), which
-is what an editable install sees. cookiecutter is an optional extra,
-``pip install 'mlsmoke[template]'``; without it this command explains how to get it.
+is what an editable install sees. cookiecutter is an optional extra (``template``);
+without it this command says how to add it to this mlsmoke (``install_hint.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from typing import Any
 import mlsmoke
 from mlsmoke.errors import EnvironmentProblem, UsageError
 from mlsmoke.hook_source import UPSTREAM_URL, HookSource, find_hook_source
+from mlsmoke.install_hint import install_hint
+from mlsmoke.torch_source import local_torch_steps, torch_steps
 
 TEMPLATE_DIRECTORY = "templates/ml-project"
 _PACKAGE_DIR = Path(mlsmoke.__file__).resolve().parent
@@ -105,7 +107,7 @@ def generate(
     except ImportError:
         raise EnvironmentProblem(
             "mlsmoke new needs cookiecutter, an optional extra: "
-            "pip install 'mlsmoke[template]'"
+            + install_hint("template")
         ) from None
     # The pre-generation hook prints its own clear message; cookiecutter would log a
     # traceback on top of it through logging's last-resort handler.
@@ -160,19 +162,23 @@ def _private_tempdir() -> Iterator[None]:
 
 
 def next_steps(
-    project: Path, answers: Mapping[str, Any], source: HookSource | None = None
+    project: Path,
+    answers: Mapping[str, Any],
+    source: HookSource | None = None,
+    torch: Sequence[str] | None = None,
 ) -> str:
-    torch_version = answers.get("torch_version", "2.13.0")
+    """What to do next; ``torch``: the steps that make .venv and install torch
+    (``torch_source.py``; online ones by default)."""
+    version = str(answers.get("torch_version", "2.13.0"))
     hooks = [f"mlsmoke's hooks: {source.repo} at {source.rev}"] if source else []
+    torch = torch if torch is not None else torch_steps(version, False, [], None)
     return "\n".join(
         [
             f"Created {project}",
             *hooks,
             "Next:",
             f"  cd {project}",
-            "  git init && python -m venv .venv && . .venv/bin/activate",
-            f'  pip install "torch=={torch_version}" '
-            "--index-url https://download.pytorch.org/whl/cpu",
+            *(f"  {step}" for step in torch),
             '  pip install -e ".[dev]" && pre-commit install',
             "  pytest && git add -A && git commit -m 'Start from mlsmoke new'",
         ]
@@ -210,7 +216,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     answers.update(source_answers(source, args.offline))
     no_input = args.no_input or not sys.stdin.isatty()
     project = generate(template, project_dir, answers, no_input)
-    print(next_steps(project, answers, source))
+    version = str(answers.get("torch_version", "2.13.0"))
+    torch = local_torch_steps(version, args.offline)
+    print(next_steps(project, answers, source, torch))
     return 0
 
 

@@ -17,6 +17,7 @@ from baking import TEMPLATE
 import mlsmoke
 from mlsmoke import cli, new
 from mlsmoke.errors import EnvironmentProblem
+from mlsmoke.install_hint import install_hint
 
 
 def run_new(capsys, *argv: str) -> tuple[int, str, str]:
@@ -137,7 +138,8 @@ def test_missing_cookiecutter_is_a_clear_exit_2(
     monkeypatch.setitem(sys.modules, "cookiecutter.main", None)
     code, _, err = run_new(capsys, str(tmp_path / "proj"), "--no-input")
     assert code == 2
-    assert "pip install 'mlsmoke[template]'" in err
+    assert install_hint("template") in err  # where this mlsmoke came from
+    assert "pip install -e '" in err  # the suite runs from the checkout
 
 
 def test_find_template_takes_the_first_candidate_holding_one(tmp_path: Path) -> None:
@@ -220,6 +222,32 @@ def test_an_installed_wheel_ships_the_template(hook_repo, tmp_path: Path) -> Non
         check=True,
     ).stdout.strip()
     assert Path(where) == site / "mlsmoke" / "template"
+
+
+def test_new_offline_prints_no_url_and_names_where_torch_comes_from(
+    hook_repo, tmp_path: Path
+) -> None:
+    source = ["--hooks-repo", str(hook_repo.path), "--hooks-rev", hook_repo.rev]
+    quiet = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    quiet["PIP_CONFIG_FILE"] = os.devnull  # no pip configuration file is read
+    cases = {
+        "configured": {**quiet, "PIP_FIND_LINKS": str(tmp_path / "wheels")},
+        "bare": quiet,
+    }
+    printed = {}
+    for name, env in cases.items():
+        completed = subprocess.run(
+            [sys.executable, "-m", "mlsmoke", "new", str(tmp_path / name)]
+            + ["--no-input", "--offline", *source],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert completed.returncode == 0, completed.stderr
+        assert "://" not in completed.stdout, completed.stdout
+        printed[name] = completed.stdout
+    assert "# from your pip configuration: PIP_FIND_LINKS" in printed["configured"]
+    assert "--no-index --find-links WHEELS" in printed["bare"]  # a venv's mlsmoke
 
 
 def test_new_offline_writes_local_hooks_and_mlsmoke_from_the_clone(

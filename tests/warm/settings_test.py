@@ -7,7 +7,10 @@ from pathlib import Path
 import pytest
 
 from mlsmoke.errors import ConfigError
+from mlsmoke.warm.code_digest import code_digest
+from mlsmoke.warm.command import in_order
 from mlsmoke.warm.identity import dependency_name, worker_identity
+from mlsmoke.warm.memory import describe_bytes, resident_bytes
 from mlsmoke.warm.settings import DEFAULT_IDLE, worker_settings
 
 
@@ -54,16 +57,69 @@ def test_bad_settings_name_the_key(tmp_path: Path, table, environ, says):
         worker_settings(_root(tmp_path, table), environ, "linux")
 
 
-def test_the_key_ignores_what_changes_between_commits_only(tmp_path: Path):
+def test_the_key_ignores_the_caller(tmp_path: Path):
     python = Path("/usr/bin/python3")
     base = {"PATH": "/bin", "HOME": "/home/u"}
-    one = worker_identity(tmp_path, python, ["torch"], {**base, "GIT_INDEX_FILE": "a"})
-    two = worker_identity(tmp_path, python, ["torch"], {**base, "MLSMOKE_RUN": "b"})
-    assert one.key == two.key
-    moved = worker_identity(tmp_path, python, ["torch"], {**base, "PATH": "/usr/bin"})
-    other = worker_identity(tmp_path / "x", python, ["torch"], base)
-    more = worker_identity(tmp_path, python, ["torch", "numpy"], base)
-    assert len({one.key, moved.key, other.key, more.key}) == 4
+    cli = worker_identity(tmp_path, python, ["torch"], base, "0.1.0:abc")
+    callers = [
+        {**base, "GIT_INDEX_FILE": "a", "PATH": "/usr/lib/git-core:/bin"},  # git
+        {**base, "PRE_COMMIT": "1", "PATH": "/env/bin:/bin", "VIRTUAL_ENV": "/env"},
+        {**base, "MLSMOKE_RUN": "b", "TERM": "dumb"},
+    ]
+    for environ in callers:
+        assert worker_identity(tmp_path, python, ["torch"], environ, "0.1.0:abc") == cli
+
+
+def test_the_key_follows_what_makes_workers_differ(tmp_path: Path):
+    python = Path("/usr/bin/python3")
+    one = worker_identity(tmp_path, python, ["torch"], {}, "0.1.0:abc")
+    others = [
+        worker_identity(tmp_path / "x", python, ["torch"], {}, "0.1.0:abc"),
+        worker_identity(tmp_path, Path("/opt/py"), ["torch"], {}, "0.1.0:abc"),
+        worker_identity(tmp_path, python, ["torch", "numpy"], {}, "0.1.0:abc"),
+        worker_identity(tmp_path, python, ["torch"], {"PYTHONPATH": "/x"}, "0.1.0:abc"),
+    ]
+    assert len({one.key, *(other.key for other in others)}) == 1 + len(others)
+    # other mlsmoke code: the same socket, whose worker the job retires
+    code = worker_identity(tmp_path, python, ["torch"], {}, "0.1.0:def")
+    assert code.key == one.key and code != one
+
+
+def test_the_code_digest_is_the_content_wherever_it_lies(tmp_path: Path):
+    for copy in ("a", "b"):
+        (tmp_path / copy / "warm").mkdir(parents=True)
+        (tmp_path / copy / "__init__.py").write_text("VERSION = 1\n")
+        (tmp_path / copy / "warm" / "server.py").write_text("X = 1\n")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    first = code_digest(tmp_path / "a", cache)
+    assert code_digest(tmp_path / "a", cache) == first  # from the cache
+    assert code_digest(tmp_path / "b", None) == first
+    (tmp_path / "b" / "warm" / "server.py").write_text("X = 2\n")
+    assert code_digest(tmp_path / "b", cache) != first
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("Name:\tpython\nVmRSS:\t  301224 kB\nThreads: 1\n", 301224 * 1024),
+        ("Name:\tpython\n", None),
+        ("VmRSS:\t\n", None),
+    ],
+)
+def test_resident_memory_from_proc_status(text, size):
+    assert resident_bytes(text) == size
+    assert describe_bytes(size) == ("unknown" if size is None else "294 MB")
+
+
+def test_status_lists_the_project_here_first():
+    workers = [
+        (Path("b.sock"), {"root": "/z/other"}),
+        (Path("a.sock"), {"root": "/p/here"}),
+        (Path("c.sock"), {"root": "/a/third"}),
+    ]
+    roots = [w[1]["root"] for w in in_order(workers, Path("/p/here"))]
+    assert roots == ["/p/here", "/a/third", "/z/other"]
 
 
 @pytest.mark.parametrize(

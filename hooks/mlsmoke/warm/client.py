@@ -31,6 +31,7 @@ from mlsmoke.interpreter import module_command
 from mlsmoke.process_group import TOKEN_VARIABLE, kill_descendants
 from mlsmoke.warm.identity import (
     WorkerIdentity,
+    mlsmoke_code,
     runtime_directory,
     socket_path,
     worker_identity,
@@ -140,6 +141,7 @@ def start_job(
         "args": list(args),
         "cwd": str(root),
         "env": {**os.environ, TOKEN_VARIABLE: token},
+        "code": identity.code,
         "fds": [0, 1, 2, extra_fd],
     }
     with open(os.devnull, "rb") as devnull, _locked(directory, identity.key):
@@ -184,7 +186,9 @@ def _usable(root: Path, python: Path) -> tuple[Path, WorkerIdentity] | None:
     if directory is None:
         return None
     dependencies = read_pyproject(root).get("project", {}).get("dependencies", [])
-    identity = worker_identity(root, python, _as_list(dependencies), os.environ)
+    identity = worker_identity(
+        root, python, _as_list(dependencies), os.environ, mlsmoke_code(directory)
+    )
     if _refused_lately(directory, identity.key):
         return None
     return directory, identity
@@ -234,6 +238,7 @@ def _start_worker(directory: Path, identity: WorkerIdentity, idle: float) -> boo
         repr(idle),
         str(write_end),
         json.dumps(list(identity.preload)),
+        identity.code,
         dies_with_caller=False,
     )
     environment = {k: v for k, v in os.environ.items() if k != TOKEN_VARIABLE}

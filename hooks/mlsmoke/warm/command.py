@@ -1,10 +1,13 @@
 """``mlsmoke worker start|status|stop``: the warm workers of this user.
 
 ``start`` starts the worker of the project in the working directory and returns at
-once (``start.py``: the ``warm-worker`` hook). ``status`` lists every worker (its pid,
-project, interpreter, jobs, idle time); ``stop`` stops them all, or with
-``--project DIR`` the workers of that project only. A socket whose worker is gone is
-removed. Exit code 0; 2 for bad arguments or a bad ``[tool.mlsmoke.worker]``.
+once (``start.py``: the ``warm-worker`` hook). ``status`` lists this user's workers,
+those of the project in the working directory first (each with its pid, project,
+interpreter, resident memory, jobs, idle time); ``stop`` stops them all, or with
+``--project DIR`` the workers of that project only. A worker is this user's when the
+process at the other end of its socket runs as this user (``SO_PEERCRED``). A socket
+whose worker is gone is removed. Exit code 0; 2 for bad arguments or a bad
+``[tool.mlsmoke.worker]``.
 """
 
 from __future__ import annotations
@@ -12,13 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import struct
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from mlsmoke.config import find_project_root
+from mlsmoke.errors import MlsmokeError
 from mlsmoke.warm.identity import runtime_directory
+from mlsmoke.warm.memory import describe_bytes, process_resident_bytes
 from mlsmoke.warm.protocol import Connection
 from mlsmoke.warm.settings import worker_settings
 from mlsmoke.warm.start import start_in_background
@@ -47,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if directory is None:
         print("no worker: the worker directory is missing or not private")
         return 0
-    workers = [w for w in _workers(directory) if _belongs(w, project)]
+    here = project or _project_here()
+    workers = in_order([w for w in _workers(directory) if _belongs(w, project)], here)
     if args.action == "stop":
         for path, answer in workers:
             _ask(path, {"op": "stop"})
@@ -67,9 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def describe(answer: dict[str, Any]) -> str:
     """One worker, as ``status`` shows it."""
     age = time.time() - float(answer.get("started", time.time()))
+    memory = describe_bytes(answer.get("resident"))
     lines = [
         f"worker {answer['pid']}: {answer['root']}",
         f"  python {answer['python']}, up {age:.0f} s, {answer['jobs_run']} job(s) run",
+        f"  memory {memory} resident",
     ]
     if answer.get("running"):
         lines.append(f"  running {answer['running']} job(s)")
@@ -82,21 +91,39 @@ def describe(answer: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def in_order(
+    workers: list[tuple[Path, dict[str, Any]]], here: Path | None
+) -> list[tuple[Path, dict[str, Any]]]:
+    """The workers of project ``here`` first, then the others by project."""
+    return sorted(workers, key=lambda w: (Path(w[1]["root"]) != here, w[1]["root"]))
+
+
+def _project_here() -> Path | None:
+    try:
+        return find_project_root().resolve()
+    except (OSError, MlsmokeError):
+        return None
+
+
 def _belongs(worker: tuple[Path, dict[str, Any]], project: Path | None) -> bool:
     return project is None or Path(worker[1]["root"]) == project
 
 
 def _workers(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
-    """Each live worker's socket and status; the sockets of dead ones removed."""
+    """Each live worker of this user: its socket and status, with its resident
+    memory; the sockets of dead ones removed."""
     found = []
     for path in sorted(directory.glob("*.sock")):
         answer = _ask(path, {"op": "status"})
+        if answer is not None and answer.get("uid") != os.getuid():
+            continue
         if answer is None:
             try:
                 path.unlink()
             except OSError:
                 pass
         elif "pid" in answer:
+            answer["resident"] = process_resident_bytes(int(answer["pid"]))
             found.append((path, answer))
     return found
 
@@ -108,8 +135,23 @@ def _ask(path: Path, request: dict[str, Any]) -> dict[str, Any] | None:
     try:
         sock.connect(str(path))
         connection.send(request)
-        return connection.receive()
+        answer = connection.receive()
+        if answer is not None:
+            answer["uid"] = peer_uid(sock)
+        return answer
     except OSError:
         return None
     finally:
         connection.close()
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The user the process at the other end of ``sock`` runs as (Linux only)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return os.getuid()  # elsewhere the directory's privacy is the only guard
+    try:
+        credentials = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    except OSError:
+        return None
+    return int(struct.unpack("3i", credentials)[1])

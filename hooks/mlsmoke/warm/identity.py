@@ -1,10 +1,20 @@
 """Which worker a job may use, and where that worker listens.
 
-A worker serves one project, one interpreter, one environment and one mlsmoke
-installation: they make its key, and the key names its socket in a directory only this
-user can enter. Variables that change from one commit to the next (pre-commit's, git's,
-a run's token) stay out of the key; everything else may change what ``import torch``
-did, so a change means another worker.
+A worker serves one project root, one interpreter (its path and what the path leads
+to) and one list of preloaded dependencies: they make its key, and the key names its
+socket in a directory only this user can enter. It runs one mlsmoke code (its version
+and a digest of its files, wherever they are installed): a job from other code retires
+it and the job's hook starts the next at the same socket, so a changed mlsmoke never
+leaves two workers for one project.
+
+Nothing of the caller is in the key: ``git commit``, ``pre-commit run`` and the CLI in
+one project share one worker. They used to get one each, because the key held the
+caller's whole environment (git puts its exec-path first on PATH, pre-commit its hook
+environment's ``bin`` and ``VIRTUAL_ENV``) and the directory mlsmoke was loaded from
+(pre-commit's hook environment has a copy of its own). A job gets its caller's
+environment at the fork anyway. Only the few variables that change what importing
+torch and the dependencies loads (:data:`IMPORT_VARIABLES`), which neither git nor
+pre-commit sets, are in the key.
 """
 
 from __future__ import annotations
@@ -20,13 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import mlsmoke
-from mlsmoke.process_group import TOKEN_VARIABLE
+from mlsmoke.warm.code_digest import code_digest
 from mlsmoke.warm.settings import ENV_DIRECTORY
 
-_VOLATILE = re.compile(
-    r"^(GIT_.*|PRE_COMMIT.*|_|PWD|OLDPWD|SHLVL|TERM.*|COLUMNS|LINES|"
-    + re.escape(TOKEN_VARIABLE)
-    + r")$"
+IMPORT_VARIABLES = (
+    "PYTHONPATH",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "CUDA_VISIBLE_DEVICES",
 )
 _DEPENDENCY_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
@@ -36,7 +47,8 @@ class WorkerIdentity:
     root: Path
     python: Path
     preload: tuple[str, ...]  # distributions to import, from [project].dependencies
-    environment: Mapping[str, str]  # the worker's own, without the volatile variables
+    environment: Mapping[str, str]  # IMPORT_VARIABLES, those set
+    code: str = ""  # mlsmoke's version and code digest
 
     @property
     def key(self) -> str:
@@ -44,7 +56,6 @@ class WorkerIdentity:
             {
                 "root": str(self.root),
                 "python": [str(self.python), os.path.realpath(self.python)],
-                "mlsmoke": [str(package_directory()), mlsmoke.__version__],
                 "preload": list(self.preload),
                 "environment": sorted(self.environment.items()),
             }
@@ -53,15 +64,23 @@ class WorkerIdentity:
 
 
 def worker_identity(
-    root: Path, python: Path, dependencies: Sequence[str], environ: Mapping[str, str]
+    root: Path,
+    python: Path,
+    dependencies: Sequence[str],
+    environ: Mapping[str, str],
+    code: str = "",
 ) -> WorkerIdentity:
-    environment = {
-        name: value for name, value in environ.items() if not _VOLATILE.match(name)
-    }
+    """The identity of the worker for these; ``code`` is :func:`mlsmoke_code`."""
+    environment = {name: environ[name] for name in IMPORT_VARIABLES if name in environ}
     names = sorted({name for name in map(dependency_name, dependencies) if name})
     return WorkerIdentity(
-        root, Path(os.path.abspath(python)), tuple(["torch", *names]), environment
+        root, Path(os.path.abspath(python)), tuple(["torch", *names]), environment, code
     )
+
+
+def mlsmoke_code(cache: Path | None) -> str:
+    """This mlsmoke's version and the digest of its files."""
+    return f"{mlsmoke.__version__}:{code_digest(package_directory(), cache)}"
 
 
 def dependency_name(requirement: object) -> str:

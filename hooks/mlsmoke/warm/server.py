@@ -1,11 +1,12 @@
 """The warm worker, in the project's interpreter: import once, fork per job.
 
 Started by the first hook that needs it (``client.py``) as
-``python -c <bootstrap> ... mlsmoke.warm.server SOCKET ROOT IDLE READY_FD PRELOAD``.
-It imports torch and the project's third-party dependencies, checks that forking is
-safe (one thread, CUDA not initialised, no project module imported), says so on
-READY_FD, and serves jobs on SOCKET until it has been idle for IDLE seconds, its
-imports went stale (``freshness.py``), its socket was taken away, or it is stopped
+``python -c <bootstrap> ... mlsmoke.warm.server SOCKET ROOT IDLE READY_FD PRELOAD
+CODE``. It imports torch and the project's third-party dependencies, checks that
+forking is safe (one thread, CUDA not initialised, no project module imported), says
+so on READY_FD, and serves jobs on SOCKET until it has been idle for IDLE seconds, its
+imports went stale (``freshness.py``), a job came from other mlsmoke code than CODE
+(``identity.mlsmoke_code``), its socket was taken away, or it is stopped
 (SIGTERM, ``mlsmoke worker stop``). A job's process group is killed when the job ends
 and when its hook goes away before that.
 """
@@ -58,6 +59,7 @@ class _Worker:
     last_active: float = field(default_factory=time.monotonic)
     jobs_run: int = 0
     retiring: str = ""
+    code: str = ""  # the mlsmoke code it runs: a job from other code retires it
     first_use: FirstUse = field(default_factory=FirstUse)
 
 
@@ -89,6 +91,7 @@ def main(argv: Sequence[str]) -> int:
         taken,
         listener,
         freshness.stamp(socket_path),
+        code=argv[5] if len(argv) > 5 else "",
     )
     _say(ready, {"ready": os.getpid()})
     return _serve(worker)
@@ -250,6 +253,8 @@ def _start_job(
         _retire(worker, f"{changed} changed")
     elif native_threads() > worker.state["threads"] or threading.active_count() > 1:
         _retire(worker, "a thread started in the worker")
+    elif job.get("code", "") != worker.code:
+        _retire(worker, f"a job came from other mlsmoke code ({job.get('code')})")
     if worker.retiring:
         connection.send({"retired": worker.retiring})
         connection.close()
