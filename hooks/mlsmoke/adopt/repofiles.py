@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlsmoke.errors import EnvironmentProblem, UsageError
+from mlsmoke.install_hint import install_hint
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ def _identify() -> object:
     except ImportError:
         raise EnvironmentProblem(
             "files are sorted the way pre-commit does, with identify, which "
-            "comes with pre-commit: pip install 'mlsmoke[init]'"
+            f"comes with pre-commit: {install_hint('init')}"
         ) from None
     return identify
 

@@ -2,7 +2,7 @@
 
 Each check takes the project root and the files pre-commit would pass to the hook, and
 returns the failing files with their codes (flake8 and shellcheck name theirs). Tools
-run from mlsmoke's environment (``pip install 'mlsmoke[init]'`` brings them at the
+run from mlsmoke's environment (its ``[init]`` extra brings them at the
 template's versions); fixers run on copies, so the project is never touched.
 """
 
@@ -19,17 +19,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mlsmoke.errors import EnvironmentProblem
+from mlsmoke.install_hint import install_hint
 
 Failures = dict[str, list[str]]
 _CHUNK = 400
-_INSTALL = "pip install 'mlsmoke[init]'"
 
 
 def require_module(module: str, tool: str) -> None:
     if importlib.util.find_spec(module) is None:
         raise EnvironmentProblem(
             f"today's {tool} violations are measured with {tool} itself, "
-            f"which is not installed here: {_INSTALL}"
+            f"which is not installed here: {install_hint('init')}"
         )
 
 
@@ -149,7 +149,7 @@ def shellcheck(root: Path, files: Sequence[str]) -> Failures:
     if not Path(program).exists():
         raise EnvironmentProblem(
             f"today's shellcheck findings are measured with shellcheck, "
-            f"which is not installed here: {_INSTALL}"
+            f"which is not installed here: {install_hint('init')}"
         )
     failing: dict[str, set[str]] = {}
     for chunk in _chunks(files):

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from mlsmoke.errors import ConfigError, EnvironmentProblem
+from mlsmoke.install_hint import install_hint
 
 
 def _yaml() -> Any:
@@ -19,7 +20,7 @@ def _yaml() -> Any:
     except ImportError:
         raise EnvironmentProblem(
             ".pre-commit-config.yaml is read with PyYAML, which comes with "
-            "pre-commit: pip install 'mlsmoke[init]'"
+            f"pre-commit: {install_hint('init')}"
         ) from None
     return yaml
 
