@@ -180,7 +180,7 @@ def run_gate(
     result = result_of(settings, evidence, diagnosis, run_checks(run))
     result.notes = adapted.run_notes() + _lr_notes(settings, adapted.module_lr)
     result.notes += run.notes + _step_notes(step, run)
-    result.recipe = _recipe_label(settings, evidence)
+    result.recipe = recipe_label(settings, evidence)
     return result, run
 
 
@@ -233,7 +233,7 @@ def factory_names(settings: GateSettings) -> dict[str, str]:
     return {"model": settings.model, "batch": settings.batch}
 
 
-def _recipe_label(settings: GateSettings, evidence: Evidence) -> str:
+def recipe_label(settings: GateSettings, evidence: Evidence) -> str:
     """The optimizer and lr that trained, and where they came from, e.g.
     ``AdamW lr 0.003 (from configure_optimizers)``; "" when no optimizer was built."""
     if not evidence.optimizer:

@@ -150,7 +150,7 @@ def run_script_gate(
     result = gate.result_of(settings, evidence, diagnosis, run_checks(run))
     result.notes = _script_notes(script, evidence) + run.notes
     result.notes += sorted(set(trainer.skipped))
-    result.recipe = _recipe_label(evidence)
+    result.recipe = gate.recipe_label(settings, evidence)
     return result, run
 
 
@@ -180,11 +180,3 @@ def _script_notes(script: Script, evidence: Evidence) -> list[str]:
         more = ", ..." if len(evidence.lrs) > 8 else ""
         notes.append(f"lr at each step: {shown}{more} (last {evidence.lrs[-1]:.3g})")
     return notes
-
-
-def _recipe_label(evidence: Evidence) -> str:
-    if not evidence.optimizer:
-        return ""
-    schedule = f" + {evidence.scheduler}" if evidence.scheduler else ""
-    source = f" (from {evidence.optimizer_source})" if evidence.optimizer_source else ""
-    return f"{evidence.optimizer} lr {evidence.configured_lr:g}{schedule}{source}"

@@ -25,7 +25,7 @@ from mlsmoke.overfit.training.determinism import (
 )
 from mlsmoke.overfit.training.device import release_cuda_memory, restore_cpu_threads
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
-from mlsmoke.overfit.training.objective import call_model, default_loss
+from mlsmoke.overfit.training.objective import forward_loss
 from mlsmoke.overfit.training.run_state import StepCallback, TrainingRun
 from mlsmoke.overfit.training.step_function import StepFunction
 
@@ -164,22 +164,22 @@ def _judge_in_eval_mode(run: TrainingRun) -> None:
         restore_random_state(run.replay_from)
     run.model.eval()
     try:
+        # not run.forward(): under no_grad its check that the loss requires grad fails
         with torch.no_grad():
-            evidence.eval_loss = float(eval_loss(run))
+            loss = float(forward_loss(run.loss_fn, run.model, run.batch))
     except Exception:  # the project's forward: an error here is no evidence
         return
     finally:
         run.model.train()
-    if evidence.target is not None and evidence.eval_loss <= evidence.target:
+    accept_eval_loss(evidence, loss)
+
+
+def accept_eval_loss(evidence: Evidence, loss: float) -> None:
+    """Record the batch's eval-mode loss of a run that stopped short; at or below
+    the target, the batch was memorized."""
+    evidence.eval_loss = loss
+    if evidence.target is not None and loss <= evidence.target:
         evidence.reached, evidence.reached_at = True, evidence.steps
-
-
-def eval_loss(run: TrainingRun) -> Any:
-    """The loss of one forward as run.forward() computes it, without its checks
-    (under no_grad, no loss requires grad)."""
-    if run.loss_fn is not None:
-        return run.loss_fn(run.model, run.batch)
-    return default_loss(call_model(run.model, run.batch))
 
 
 def _first_forward(run: TrainingRun) -> Any:

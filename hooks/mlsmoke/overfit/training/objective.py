@@ -9,6 +9,7 @@ scalar tensor of a tuple output (nanoGPT's ``(logits, loss)``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -36,6 +37,16 @@ def call_model(model: torch.nn.Module, batch: Any) -> Any:
     if isinstance(batch, (tuple, list)):
         return model(*batch)
     return model(batch)
+
+
+def forward_loss(
+    loss_fn: Callable[[Any, Any], Any] | None, model: torch.nn.Module, batch: Any
+) -> Any:
+    """The loss of one forward as the gate computes it: the project's loss callable,
+    else the loss inside the model's output."""
+    if loss_fn is not None:
+        return loss_fn(model, batch)
+    return default_loss(call_model(model, batch))
 
 
 def is_scalar(value: Any) -> bool:

@@ -32,7 +32,11 @@ from torch.optim.optimizer import (
 from mlsmoke.overfit.training.device import limit_cpu_threads, restore_cpu_threads
 from mlsmoke.overfit.training.engine import stops_after
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
-from mlsmoke.overfit.training.instruments import gradient_norms, parameter_aliases
+from mlsmoke.overfit.training.instruments import (
+    gradient_norms,
+    is_dropout,
+    parameter_aliases,
+)
 from mlsmoke.overfit.training.script_frames import construction_site
 from mlsmoke.overfit.training.script_gradients import (
     check_gradients_cleared,
@@ -180,7 +184,8 @@ def _before_step(
     watch.phase = "step"
     closure = kwargs.get("closure", args[0] if args else None)
     if not watch.micro_losses and callable(closure):
-        # backward() runs inside step(closure) (Lightning, LBFGS): judged after it
+        # backward() runs inside step(closure) (a trainer's closure, LBFGS): the
+        # update is judged after the step, from the losses the closure's backward gave
         watch.closure_update = True
         if not watch.evaluating:
             _scale_lrs(watch, optimizer)
@@ -298,9 +303,7 @@ def _first_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
     evidence.dropout = {
         name: float(module.p)
         for name, module in model.named_modules()
-        if isinstance(module, torch.nn.modules.dropout._DropoutNd)
-        and module.training
-        and module.p > 0
+        if is_dropout(module) and module.training and module.p > 0
     }
     with suppress(Exception):  # a model that cannot be copied serves no probe
         watch.initial_model = untrained_copy(model)

@@ -27,7 +27,7 @@ import torch
 
 from mlsmoke.overfit.training import instruments, script_pin
 from mlsmoke.overfit.training.determinism import deterministic
-from mlsmoke.overfit.training.engine import settle_confirmed_pass
+from mlsmoke.overfit.training.engine import accept_eval_loss, settle_confirmed_pass
 from mlsmoke.overfit.training.evidence import PHASES, Evidence
 from mlsmoke.overfit.training.script_frames import innermost_project_line
 from mlsmoke.overfit.training.script_gradients import never_got_gradient
@@ -225,10 +225,5 @@ def _record_recipe(script: Script, watch: ScriptWatch) -> None:
 def _judge_in_eval_mode(watch: ScriptWatch) -> None:
     """A train-mode loss that stopped short is memorization when the eval-mode loss
     of the same batch reached the target."""
-    evidence = watch.evidence
-    if watch.eval_loss is None or evidence.reached or evidence.target is None:
-        return
-    evidence.eval_loss = watch.eval_loss
-    if watch.eval_loss <= evidence.target:
-        evidence.reached = True
-        evidence.reached_at = evidence.steps
+    if watch.eval_loss is not None and not watch.evidence.reached:
+        accept_eval_loss(watch.evidence, watch.eval_loss)

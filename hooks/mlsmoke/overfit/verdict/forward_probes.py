@@ -13,7 +13,7 @@ import torch
 
 from mlsmoke.overfit.training.batch_objects import tensors_in
 from mlsmoke.overfit.training.device import batch_to, placement
-from mlsmoke.overfit.training.objective import call_model, default_loss
+from mlsmoke.overfit.training.objective import forward_loss
 from mlsmoke.overfit.verdict.batch_probes import batch_fields, seeded
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.probes import remember
@@ -114,9 +114,7 @@ def _recording(model: torch.nn.Module, capture: ForwardCapture) -> Iterator[None
 
 def loss_of(run: GateRun, model: torch.nn.Module, batch: Any) -> Any:
     """The loss of one call, as the gate computes it."""
-    if run.loss_fn is not None:
-        return run.loss_fn(model, batch)
-    return default_loss(call_model(model, batch))
+    return forward_loss(run.loss_fn, model, batch)
 
 
 def class_logits(capture: ForwardCapture) -> torch.Tensor | None:

@@ -18,8 +18,7 @@ from typing import Any
 import torch
 
 from mlsmoke.overfit.training.batch_objects import converted, named_tensors
-from mlsmoke.overfit.training.objective import call_model, default_loss
-from mlsmoke.overfit.verdict import probes
+from mlsmoke.overfit.verdict import forward_probes, probes
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.probes import memorized
 from mlsmoke.overfit.verdict.result import Warning
@@ -40,7 +39,7 @@ def check(run: GateRun) -> list[Warning]:
     if model is None:
         return []
     for source, target in pairs:
-        shuffled_loss = _loss_on_shuffled(model, batch, source, target)
+        shuffled_loss = _loss_on_shuffled(run, model, batch, (source, target))
         initial = evidence.initial_loss
         if shuffled_loss is None or initial is None or initial <= 0:
             continue
@@ -74,7 +73,10 @@ def equal_fields(batch: Any) -> list[tuple[str, str]]:
     ]
 
 
-def _loss_on_shuffled(model: Any, batch: Any, source: str, target: str) -> float | None:
+def _loss_on_shuffled(
+    run: GateRun, model: Any, batch: Any, fields: tuple[str, str]
+) -> float | None:
+    source, target = fields
     tensors = dict(named_tensors(batch))
     length = tensors[source].shape[-1]
     if length < 2:
@@ -91,7 +93,7 @@ def _loss_on_shuffled(model: Any, batch: Any, source: str, target: str) -> float
     model.eval()
     try:
         with torch.no_grad():
-            return float(default_loss(call_model(model, unseen)))
+            return float(forward_probes.loss_of(run, model, unseen))
     except Exception:  # the model's own forward: no evidence either way
         return None
     finally:
