@@ -31,6 +31,7 @@ MIN_PROBE_STEPS = 12
 MIN_BUDGET_STEPS = 60  # a run that broke in a few steps still gets a few probes
 UNSTABLE = (curve.RISING, curve.EXPLODING, curve.OSCILLATING)
 UP, DOWN = 1, -1
+MEMO_KEY = "lr-range"
 
 
 @dataclass
@@ -53,7 +54,7 @@ class RangeTest:
 
 def lr_range_test(run: GateRun) -> RangeTest:
     """The range test of ``run``, once per gate run."""
-    return probes.remember(run, "lr-range", lambda: _range_test(run))
+    return probes.remember(run, MEMO_KEY, lambda: _range_test(run))
 
 
 def _range_test(run: GateRun) -> RangeTest:
@@ -107,6 +108,11 @@ def _directions(evidence: Evidence) -> tuple[int, int | None]:
     if shape in UNSTABLE or curve.early_spike(evidence.losses) is not None:
         return DOWN, UP
     return UP, DOWN
+
+
+def likely_up(evidence: Evidence) -> bool:
+    """Whether the range test goes up first: a higher lr is the likely cure."""
+    return _directions(evidence)[0] == UP
 
 
 def _stretches(

@@ -40,6 +40,8 @@ from mlsmoke.overfit.verdict.diagnoses import (
     wrong_objective,
 )
 
+from mlsmoke.overfit.verdict.interventions import runner
+
 if TYPE_CHECKING:
     from mlsmoke.overfit.verdict.gate_run import GateRun
     from mlsmoke.overfit.verdict.result import Diagnosis
@@ -98,5 +100,7 @@ def diagnose(run: GateRun) -> Diagnosis:
         except (Exception, SystemExit):
             continue
         if found is not None:
-            return checked_repair.annotate(run, found)
+            found = checked_repair.annotate(run, found)
+            found = no_gradient.report_unused(run, found)
+            return runner.annotate(run, found)
     raise AssertionError("the fallback diagnoses always answer")

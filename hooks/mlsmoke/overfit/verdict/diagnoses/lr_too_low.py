@@ -38,6 +38,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None  # the script's own lr is a usual one: the budget, not the lr
     reading = curve.classify_curve(evidence.losses, evidence.target)
     test = lr_range.lr_range_test(run)
+    checked = ""
     working = test.working
     if working is not None and working.lr > evidence.lr:
         summary = (
@@ -45,6 +46,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
             f" {working.steps} steps"
         )
         advice = working.configured_lr
+        checked = f"  (checked: {summary})"
     elif working is None and _improves_enough(test, evidence):
         best = test.side(lr_range.UP)[-1]
         summary = f"the loss improves with every decade up to lr {best.configured_lr:g}"
@@ -53,16 +55,31 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None
     lines = [f"at lr {evidence.configured_lr:g}: {reading.reason}", *_origin(evidence)]
     lines += [probes.describe_lr_result(probe) for probe in test.probes]
+    lines += _frozen_by_design(evidence, checked)
     return Diagnosis(
         CODE,
         f"the learning rate {evidence.configured_lr:g} is too low: {summary}",
         lines,
         [
             f"raise the lr to about {advice:g}{_where(evidence)}, and check the"
-            " training config's lr and scheduler (a warmup stuck at its start?)",
+            " training config's lr and scheduler (a warmup stuck at its start?)"
+            + checked,
             CHECK_RECIPE,
         ],
     )
+
+
+def _frozen_by_design(evidence: Evidence, checked: str) -> list[str]:
+    """A model that freezes part of itself and memorizes at a higher lr: the
+    freezing is a design it declares (adapters on a frozen base), not the cause."""
+    frozen = [name for name, on in evidence.requires_grad.items() if not on]
+    if not frozen or not checked:
+        return []
+    return [
+        f"{len(frozen)} parameter tensors are frozen (requires_grad=False), and the"
+        " parts that train memorize the batch at the higher lr: the freezing is not"
+        " why it is not memorized"
+    ]
 
 
 def _improves_enough(test: lr_range.RangeTest, evidence: Evidence) -> bool:

@@ -19,9 +19,11 @@ from mlsmoke.overfit.verdict import (
     forward_probes,
     fresh_leaves,
 )
+from mlsmoke.overfit.verdict import lr_range
 from mlsmoke.overfit.verdict.diagnoses import _errors
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.interventions import raise_lr, unfreeze
 from mlsmoke.overfit.verdict.result import Diagnosis
 
 CODE = "no-gradient"
@@ -66,21 +68,88 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if shape not in (curve.PLATEAU, curve.FLOOR, curve.FALLING_TOO_SLOWLY):
         return None
     causes = gradless_parameters(evidence)
+    sizes = forward_probes.parameter_sizes(run)
+    if UNUSED in causes and not blames_unused(causes[UNUSED], evidence, sizes):
+        del causes[UNUSED]  # a spare head or pooler: reported, not blamed
+    marks, checked = _checked(run, causes)
     if not causes:
         return None
-    sizes = forward_probes.parameter_sizes(run)
     names = [name for group in causes.values() for name in group]
-    if set(causes) == {UNUSED} and _fraction(names, sizes) < SPARE_MODULES:
-        return None  # a spare head or pooler left unused is common and harmless
     lines = [f"{cause}: {_listed(group, evidence)}" for cause, group in causes.items()]
     lines += _unchanged_loss(evidence)
+    lines += [f"on a copy of the model, {text}" for text in checked.values()]
     return Diagnosis(
         CODE,
         f"{len(names)} of {len(evidence.requires_grad)} parameter tensors get no"
         f" gradient ({_share(names, sizes)})",
         lines,
-        [SUGGESTION_BY_CAUSE[cause] for cause in causes],
+        [f"{SUGGESTION_BY_CAUSE[cause]}  {marks[cause]}" for cause in causes],
     )
+
+
+NOT_CHECKED = {
+    DETACHED: "(not checked: the cut is in forward's code, which no copy can undo)",
+    UNUSED: "(not checked: forward's code decides what it calls, which no copy can"
+    " change)",
+}
+
+
+def _checked(
+    run: GateRun, causes: dict[str, list[str]]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Each cause's mark, and what its intervention did where one ran; a cause its
+    intervention refutes is removed from
+    ``causes``. Frozen parameters are unfrozen in a copy; when part of the model
+    trains (adapters on a frozen base, a head on a frozen encoder: a design the
+    model declares), a higher lr that memorizes is the cause instead."""
+    marks = {cause: NOT_CHECKED[cause] for cause in causes if cause in NOT_CHECKED}
+    frozen = causes.get(FROZEN)
+    if not frozen:
+        return marks, {}
+    if _part_trains(run.evidence) and lr_range.likely_up(run.evidence):
+        if raise_lr.check(run).memorized:
+            del causes[FROZEN]  # lr-too-low names the rate that memorized
+            return marks, {}
+    outcome = unfreeze.check(run, frozen)
+    if outcome.refutes:
+        del causes[FROZEN]
+    elif outcome.confirms:
+        marks[FROZEN] = outcome.mark()
+    else:
+        marks[FROZEN] = f"(not checked: {outcome.result()})"
+    return marks, {FROZEN: outcome.result()}
+
+
+def report_unused(run: GateRun, diagnosis: Diagnosis) -> Diagnosis:
+    """A failure another cause explains still lists the modules forward never
+    calls, as not blamed."""
+    evidence = run.evidence
+    if diagnosis.code in (CODE, "memorized") or evidence.error is not None:
+        return diagnosis
+    unused = gradless_parameters(evidence).get(UNUSED)
+    if unused:
+        diagnosis.evidence.append(
+            f"{UNUSED}, not blamed for this failure: {_listed(unused, evidence)}"
+        )
+    return diagnosis
+
+
+def _part_trains(evidence: Evidence) -> bool:
+    return any(evidence.first_grads.get(name) for name in evidence.requires_grad)
+
+
+def blames_unused(names: list[str], evidence: Evidence, sizes: dict[str, int]) -> bool:
+    """Modules never called are named as a cause when they hold a real share of the
+    weights and forward skips over them: a module declared after them is called (a
+    stage of the pipeline left out). One declared after every called module (a
+    pooler, a spare head) is an output forward does not use, by design or not, and
+    no reason the batch is not memorized."""
+    if _fraction(names, sizes) < SPARE_MODULES:
+        return False
+    order = list(evidence.requires_grad)
+    last_unused = max(order.index(name) for name in names)
+    called = set(evidence.module_order)
+    return any(name.rpartition(".")[0] in called for name in order[last_unused + 1 :])
 
 
 COPIED = (

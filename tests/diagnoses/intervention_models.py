@@ -1,0 +1,166 @@
+"""Models of families no catalog holds, each with a twin, for the interventions'
+tests: hand-written low-rank adapters on a frozen attention encoder, and a sentence
+encoder whose pooler forward never calls, trained contrastively.
+
+Tiny and seeded: each run takes about a second on one CPU thread.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+VOCAB, WIDTH, LENGTH, SAMPLES, CLASSES = 32, 16, 6, 8, 4
+
+
+def _generator(seed: int = 0) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+# --- low-rank adapters on a frozen base ---
+
+
+class LowRankAdapted(nn.Module):
+    """A frozen linear layer plus a trainable low-rank update: ``W x + B A x``."""
+
+    def __init__(self, base: nn.Linear, rank: int = 8) -> None:
+        super().__init__()
+        self.base = base.requires_grad_(False)
+        self.adapter_down = nn.Parameter(torch.randn(rank, base.in_features) * 0.1)
+        self.adapter_up = nn.Parameter(torch.zeros(base.out_features, rank))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.base(x) + x @ self.adapter_down.T @ self.adapter_up.T
+
+
+class AttentionClassifier(nn.Module):
+    """A 'pretrained' one-head attention encoder over token ids, mean-pooled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = nn.Embedding(VOCAB, WIDTH)
+        self.query = nn.Linear(WIDTH, WIDTH)
+        self.value = nn.Linear(WIDTH, WIDTH)
+        self.classifier = nn.Linear(WIDTH, CLASSES)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h = self.embed(ids)  # (B, T, C)
+        scores = self.query(h) @ h.transpose(1, 2) / WIDTH**0.5  # (B, T, T)
+        h = h + scores.softmax(-1) @ self.value(h)
+        return self.classifier(h.mean(1))  # (B, CLASSES)
+
+
+def adapted_classifier() -> nn.Module:
+    """The encoder frozen, every linear layer adapted: the usual LoRA recipe."""
+    model = AttentionClassifier().requires_grad_(False)
+    for name in ("query", "value", "classifier"):
+        setattr(model, name, LowRankAdapted(getattr(model, name)))
+    return model
+
+
+def token_batch() -> tuple[torch.Tensor, torch.Tensor]:
+    ids = torch.randint(VOCAB, (SAMPLES, LENGTH), generator=_generator())
+    return ids, torch.arange(SAMPLES) % CLASSES
+
+
+def classify(model: nn.Module, batch: tuple) -> torch.Tensor:
+    ids, labels = batch
+    return F.cross_entropy(model(ids), labels)
+
+
+def adam(lr: float):
+    def build(parameters):
+        trainable = [p for p in parameters if p.requires_grad]
+        return torch.optim.Adam(trainable, lr=lr)
+
+    return build
+
+
+# --- a sentence encoder whose pooler forward never calls ---
+
+
+class SentenceEncoder(nn.Module):
+    """Token embeddings, a mixing layer, mean pooling; the pooler a library model
+    builds by default is never called (a mean of the states embeds the sentence)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = nn.Embedding(VOCAB, WIDTH)
+        self.mix = nn.Linear(WIDTH, WIDTH)
+        self.pooler = nn.Linear(WIDTH, WIDTH)  # built, never called
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h = torch.tanh(self.mix(self.embed(ids)))  # (B, T, C)
+        return F.normalize(h.mean(1), dim=-1)  # (B, C)
+
+
+def sentence_pairs() -> tuple[torch.Tensor, torch.Tensor]:
+    anchors = torch.randint(VOCAB, (SAMPLES, LENGTH), generator=_generator(1))
+    positives = torch.randint(VOCAB, (SAMPLES, LENGTH), generator=_generator(2))
+    return anchors, positives
+
+
+def pairs_with_a_duplicate_positive() -> tuple[torch.Tensor, torch.Tensor]:
+    """Pairs of anchors share one positive: neither can tell its own from the
+    other's, and the loss has a floor of log 2 on each of their rows."""
+    anchors, positives = sentence_pairs()
+    positives[1], positives[3] = positives[0], positives[2]
+    return anchors, positives
+
+
+def in_batch_contrastive(model: nn.Module, batch: tuple) -> torch.Tensor:
+    anchors, positives = batch
+    scores = model(anchors) @ model(positives).T / 0.1  # (B, B)
+    return F.cross_entropy(scores, torch.arange(len(scores)))
+
+
+# --- a waveform encoder frozen under a linear probe ---
+
+
+class WaveformClassifier(nn.Module):
+    """A 1-D convolution over raw waveforms, pooled into a 2-wide embedding, and a
+    linear head over it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.encoder = nn.Sequential(
+            nn.Conv1d(1, 16, kernel_size=5, padding=2), nn.ReLU()
+        )
+        self.bottleneck = nn.Linear(16, 2)
+        self.head = nn.Linear(2, CLASSES)
+
+    def forward(self, waves: torch.Tensor) -> torch.Tensor:
+        h = self.encoder(waves.unsqueeze(1)).mean(-1)  # (B, 16)
+        return self.head(self.bottleneck(h))  # (B, CLASSES)
+
+
+def encoder_frozen_by_mistake() -> nn.Module:
+    """The encoder and bottleneck frozen: the copy of a linear-probe recipe."""
+    model = WaveformClassifier()
+    model.encoder.requires_grad_(False)
+    model.bottleneck.requires_grad_(False)
+    return model
+
+
+def waveforms() -> tuple[torch.Tensor, torch.Tensor]:
+    waves = torch.randn(2 * SAMPLES, 32, generator=_generator(3))
+    return waves, torch.arange(2 * SAMPLES) % CLASSES
+
+
+def waveforms_labelled_twice() -> tuple[torch.Tensor, torch.Tensor]:
+    """Each waveform twice, under two labels: no model can fit both."""
+    waves, labels = waveforms()
+    half = len(waves) // 2
+    waves[half:] = waves[:half]
+    labels[half:] = (labels[:half] + 1) % CLASSES
+    return waves, labels
+
+
+class WaveformClassifierDetached(WaveformClassifier):
+    def forward(self, waves: torch.Tensor) -> torch.Tensor:
+        h = self.encoder(waves.unsqueeze(1)).mean(-1).detach()  # bug: cut mid-forward
+        return self.head(self.bottleneck(h))

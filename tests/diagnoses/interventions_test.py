@@ -1,0 +1,118 @@
+"""Every cause the interventions can check is named only when a changed copy
+memorizes the batch: frozen parameters unfrozen, the lr raised. Each bug runs with a
+correct twin, which must pass and must not get the bug's cause."""
+
+from __future__ import annotations
+
+import intervention_models as m
+import pytest
+from mlsmoke.overfit.process.settings import GateSettings
+from mlsmoke.overfit.training.evidence import Evidence
+from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.interventions import runner, unfreeze
+
+from catalog.cases import Case
+from catalog.runner import Outcome, run_case
+
+LORA, WAVE, ENCODER = "low-rank adapters", "waveform CNN", "sentence encoder"
+FAST = {"lr": 0.03}
+
+
+def report(outcome: Outcome) -> str:
+    return outcome.result.report()
+
+
+def test_adapters_on_a_frozen_base_at_a_fine_tuning_lr_blame_the_lr():
+    slow = run_case(
+        Case("adapters-2e-5", LORA, m.adapted_classifier, m.token_batch,
+             loss=m.classify, optimizer=m.adam(2e-5))  # fmt: skip
+    )
+    assert slow.code == "lr-too-low", report(slow)
+    text = report(slow)
+    assert "unfreeze" not in text
+    assert "(checked: at lr" in text and "the batch is memorized in" in text
+    assert "the freezing is not why it is not memorized" in text
+
+
+def test_adapters_at_an_adapter_lr_pass():
+    twin = run_case(
+        Case("adapters-1e-3", LORA, m.adapted_classifier, m.token_batch,
+             loss=m.classify, optimizer=m.adam(1e-3))  # fmt: skip
+    )
+    assert twin.code == "memorized", report(twin)
+    assert twin.probe_steps == []  # interventions run only on failure
+
+
+def test_a_frozen_encoder_is_named_when_unfreezing_it_memorizes():
+    frozen = run_case(
+        Case("wave-frozen", WAVE, m.encoder_frozen_by_mistake, m.waveforms,
+             loss=m.classify, options=FAST)  # fmt: skip
+    )
+    assert frozen.code == "no-gradient", report(frozen)
+    assert (
+        "(checked: with the frozen parameters trainable the batch is memorized in"
+        in report(frozen)
+    )
+    twin = run_case(
+        Case("wave", WAVE, m.WaveformClassifier, m.waveforms, loss=m.classify,
+             options=FAST)  # fmt: skip
+    )
+    assert twin.code == "memorized", report(twin)
+
+
+def test_a_frozen_encoder_that_unfreezing_does_not_cure_is_not_blamed():
+    contradictory = run_case(
+        Case("wave-frozen-twice", WAVE, m.encoder_frozen_by_mistake,
+             m.waveforms_labelled_twice, loss=m.classify, options=FAST)  # fmt: skip
+    )
+    assert contradictory.code not in ("no-gradient", "memorized")
+    text = report(contradictory)
+    assert "unfreeze" not in text
+    assert (
+        "tried on a copy of the model, refuted: with the frozen parameters trainable"
+        in text
+    )
+
+
+def test_a_cut_in_forward_is_named_as_not_checked():
+    cut = run_case(
+        Case("wave-detached", WAVE, m.WaveformClassifierDetached, m.waveforms,
+             loss=m.classify, options=FAST)  # fmt: skip
+    )
+    assert cut.code == "no-gradient", report(cut)
+    assert "(not checked: the cut is in forward's code" in report(cut)
+
+
+@pytest.mark.parametrize(
+    ("batch", "floors"),
+    [(m.pairs_with_a_duplicate_positive, True), (m.sentence_pairs, False)],
+)
+def test_a_pooler_forward_never_calls_is_reported_not_blamed(batch, floors):
+    outcome = run_case(
+        Case("encoder", ENCODER, m.SentenceEncoder, batch,
+             loss=m.in_batch_contrastive)  # fmt: skip
+    )
+    assert outcome.code == ("not-learning" if floors else "memorized"), report(outcome)
+    if floors:
+        assert (
+            "in modules never called by forward, not blamed for this failure:"
+            " pooler.weight, pooler.bias" in report(outcome)
+        )
+
+
+def test_an_intervention_past_the_budget_does_not_run():
+    trained = []
+    run = GateRun(
+        GateSettings(name="default", model="m:m", batch="b:b"),
+        Evidence(lr=0.01, target=0.07, losses=[1.4, 1.3, 1.3]),
+        m.encoder_frozen_by_mistake,
+        m.waveforms,
+        m.classify,
+        lambda model, lr: None,
+        trainer=lambda *args, **options: trained.append(options) or Evidence(),
+    )
+    run.memo["intervention-seconds"] = runner.BUDGET_SECONDS
+    outcome = unfreeze.check(run, ["encoder.0.weight"])
+    assert trained == []
+    assert not outcome.confirms and not outcome.refutes
+    assert "budget for interventions is spent" in outcome.result()
