@@ -53,7 +53,9 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         f" at lr {working.configured_lr:g} it memorized in {working.steps} steps",
         lines,
         [
-            f"set lr = {working.configured_lr:g} (or lower) {where}",
+            f"set lr = {working.configured_lr:g} (or lower) {where}  (checked: at lr"
+            f" {working.configured_lr:g} the batch is memorized in {working.steps}"
+            " steps)",
             "use a warmup, or clip gradients (torch.nn.utils.clip_grad_norm_)",
             "if a lower lr only delays the problem, look for a numerical issue"
             " (normalization, log of zero)",

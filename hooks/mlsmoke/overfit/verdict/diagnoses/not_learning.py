@@ -20,6 +20,7 @@ from mlsmoke.overfit.verdict import (
 )
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.interventions import drop_dropout
 from mlsmoke.overfit.verdict.result import Diagnosis
 
 CODE = "not-learning"
@@ -109,8 +110,9 @@ def diagnose_dropout(run: GateRun) -> Diagnosis | None:
     active = dropout.active_dropout(run.evidence)
     if not any(p >= STRONG_DROPOUT for _, p in active) or not probes.may_probe(run):
         return None
-    free = probes.without_dropout(run, run.settings.max_steps)
-    if not probes.memorized(free):
+    outcome = drop_dropout.check(run)
+    free = outcome.probe
+    if free is None or not outcome.memorized:
         return None
     rates = ", ".join(f"{name} (p={p:g})" for name, p in active[:4])
     more = f", and {len(active) - 4} more" if len(active) > 4 else ""
@@ -135,7 +137,8 @@ def diagnose_dropout(run: GateRun) -> Diagnosis | None:
             ),
         ],
         [
-            "lower the dropout rate (0.1 is usual; 0.5 and above rarely trains well)",
+            "lower the dropout rate (0.1 is usual; 0.5 and above rarely trains well)"
+            f"  {outcome.mark()}",
             "build the gate's model with dropout 0, and regularize once it memorizes",
         ],
     )

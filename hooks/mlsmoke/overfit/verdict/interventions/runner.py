@@ -37,6 +37,8 @@ class Outcome:
     probe: Evidence | None = None
     closer: bool = False  # measurably closer than the original in the same steps
     skipped: str = ""
+    # another variant of the same change confirmed the cause: not a refutation
+    superseded: bool = False
 
     @property
     def memorized(self) -> bool:
@@ -55,6 +57,7 @@ class Outcome:
         probe = self.probe
         return (
             probe is not None
+            and not self.superseded
             and probe.error is None
             and len(probe.losses) >= 2
             and not self.confirms

@@ -1,6 +1,8 @@
 """Unfreeze: the same training with the frozen parameters trainable, which tests
 ``no-gradient`` on frozen parameters (the copy memorizes only if freezing them is
-what held the batch back)."""
+what held the batch back). A model that trains more parameters may want another
+rate than the part that trained: a copy that does not memorize at the run's lr is
+tried again at ten times it."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.interventions import runner
 
 CHANGE = "with the frozen parameters trainable"
+FASTER = 10.0
 
 
 def unfrozen(model_factory: Callable[[], Any], names: list[str]) -> Callable[[], Any]:
@@ -29,4 +32,17 @@ def unfrozen(model_factory: Callable[[], Any], names: list[str]) -> Callable[[],
 
 
 def check(run: GateRun, frozen: list[str]) -> runner.Outcome:
-    return runner.probe(run, CHANGE, model_factory=unfrozen(run.model_factory, frozen))
+    build = unfrozen(run.model_factory, frozen)
+    outcome = runner.probe(run, CHANGE, model_factory=build)
+    if outcome.memorized or outcome.probe is None:
+        return outcome
+    faster = runner.probe(
+        run,
+        f"{CHANGE} and {FASTER:g} times the lr",
+        model_factory=build,
+        lr_scale=FASTER,
+    )
+    if not faster.memorized:
+        return outcome
+    outcome.superseded = True
+    return faster
