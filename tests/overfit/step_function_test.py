@@ -72,6 +72,18 @@ def test_a_correct_step_passes(step, keys):
          "clip_grad_norm_(model.parameters(), 0.5)"),
         ("never_calls_backward", {}, "step-no-backward", "never calls backward()",
          "model.train()"),
+        ("clips_after_the_step_then_drops_the_gradients", {}, "step-clip-after-step",
+         "changed in place after optimizer.step()",
+         "clip_grad_norm_(model.parameters(), 0.5)"),
+        ("clips_after_the_step_then_zeroes_the_gradients", {},
+         "step-clip-after-step", "changed in place after optimizer.step()",
+         "clip_grad_value_(model.parameters(), 0.1)"),
+        ("replaces_the_head_after_the_optimizer", {}, "step-parameters-unchanged",
+         "the parameters of 'net.3' get gradients but are in no param group",
+         'if not getattr(model, "head_replaced", False):'),
+        ("steps_before_backward", {}, "step-update-before-backward",
+         "every update applies the gradient of the previous call",
+         "optimizer.step()"),
     ],
 )  # fmt: skip
 def test_a_broken_step_fails_with_its_cause_and_line(step, keys, code, says, line):

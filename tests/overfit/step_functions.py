@@ -240,6 +240,46 @@ def never_calls_backward(model, batch, optimizer):
     return loss
 
 
+def clips_after_the_step_then_drops_the_gradients(model, batch, optimizer):
+    model.train()
+    x, y = batch
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+    optimizer.zero_grad(set_to_none=True)
+    return loss
+
+
+def clips_after_the_step_then_zeroes_the_gradients(model, batch, optimizer):
+    model.train()
+    x, y = batch
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    torch.nn.utils.clip_grad_value_(model.parameters(), 0.1)
+    optimizer.zero_grad(set_to_none=False)
+    return loss
+
+
+def replaces_the_head_after_the_optimizer(model, batch, optimizer):
+    """A new head for a new label set, assigned after the optimizer was built."""
+    if not getattr(model, "head_replaced", False):
+        model.net[3] = nn.Linear(64, 4)
+        model.head_replaced = True
+    return train_step(model, batch, optimizer)
+
+
+def steps_before_backward(model, batch, optimizer):
+    model.train()
+    x, y = batch
+    loss = F.cross_entropy(model(x), y)
+    optimizer.step()
+    optimizer.zero_grad()
+    loss.backward()
+    return loss
+
+
 # --- bad input ---------------------------------------------------------------------
 
 

@@ -51,6 +51,7 @@ STEP_UNDIVIDED_ACCUMULATION = "step-undivided-accumulation"
 STEP_PARAMETERS_UNCHANGED = "step-parameters-unchanged"
 STEP_EVAL_MODE = "step-eval-mode"
 STEP_CLIP_AFTER_STEP = "step-clip-after-step"
+STEP_UPDATE_BEFORE_BACKWARD = "step-update-before-backward"
 STEP_SCHEDULER_ORDER = "step-scheduler-order"  # a warning: the run is still right
 
 

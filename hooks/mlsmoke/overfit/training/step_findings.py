@@ -16,6 +16,7 @@ from mlsmoke.overfit.training.evidence import (
     STEP_PARAMETERS_UNCHANGED,
     STEP_SCHEDULER_ORDER,
     STEP_UNDIVIDED_ACCUMULATION,
+    STEP_UPDATE_BEFORE_BACKWARD,
     StepFinding,
 )
 from mlsmoke.overfit.training.step_function import StepFunction
@@ -122,6 +123,19 @@ def clip_after_step(step: StepFunction, update: str | None) -> StepFinding:
         " on the update it was meant for",
         clipped[0] if clipped else update,
         "clip the gradients between loss.backward() and optimizer.step()",
+    )
+
+
+def update_before_backward(update: str | None, backward: str | None) -> StepFinding:
+    return StepFinding(
+        STEP_UPDATE_BEFORE_BACKWARD,
+        f"optimizer.step() ({update or 'the update'}) runs before loss.backward()"
+        f" ({backward or 'the backward'}) in each call: every update applies the"
+        " gradient of the previous call, and the first call's update changes"
+        " nothing",
+        update,
+        "call loss.backward() before optimizer.step(), in the order zero_grad(),"
+        " backward(), step()",
     )
 
 

@@ -11,14 +11,13 @@ StepFinding in the evidence, once per code.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from mlsmoke.overfit.training import step_accumulation, step_coverage, step_lines
 from mlsmoke.overfit.training import step_findings as findings
-from mlsmoke.overfit.training import step_lines
 from mlsmoke.overfit.training.evidence import StepFinding
 from mlsmoke.overfit.training.run_state import TrainingRun
 from mlsmoke.overfit.training.step_function import StepFunction
@@ -42,6 +41,7 @@ class StepWatch:
         self.run, self.step, self.accumulate = run, step, accumulate
         self.model = run.model
         self.parameters = [p for p in self.model.parameters() if p.requires_grad]
+        self.built_with = {id(p) for p in self.model.parameters()}
         self.checked_calls = max(3, 2 * accumulate + 1)
         self.mode_dependent = run.train_mode and any(
             isinstance(m, MODE_DEPENDENT) for m in self.model.modules()
@@ -67,6 +67,8 @@ class StepWatch:
     def install(self) -> None:
         """Wrap the optimizer's and scheduler's ``step`` for the run."""
         self._wrap(self.optimizer, self._before_update, self._after_update)
+        if callable(getattr(self.optimizer, "zero_grad", None)):
+            self._wrap(self.optimizer, self._before_clearing, None, "zero_grad")
         if self.scheduler is not None:
             self._wrap(self.scheduler, self._scheduler_stepped, None)
 
@@ -107,9 +109,10 @@ class StepWatch:
 
     # -- wrapping ----------------------------------------------------------------
     def _wrap(self, owner: Any, before: Callable[[], None],
-              after: Callable[[], None] | None) -> None:  # fmt: skip
-        own = owner.__dict__.get("step")  # a scheduler patches optimizer.step
-        inner = owner.step
+              after: Callable[[], None] | None,
+              name: str = "step") -> None:  # fmt: skip
+        own = owner.__dict__.get(name)  # a scheduler patches optimizer.step
+        inner = getattr(owner, name)
 
         @functools.wraps(inner)  # keeps the mark torch's schedulers put on it
         def step(*args: Any, **kwargs: Any) -> Any:
@@ -119,11 +122,11 @@ class StepWatch:
                 after()
             return result
 
-        owner.step = step
+        setattr(owner, name, step)
         if own is None:
-            self._restore.append(lambda: owner.__dict__.pop("step", None))
+            self._restore.append(lambda: owner.__dict__.pop(name, None))
         else:
-            self._restore.append(lambda: setattr(owner, "step", own))
+            self._restore.append(lambda: setattr(owner, name, own))
 
     def _before_update(self) -> None:
         self.optimizer_stepped = True
@@ -142,8 +145,16 @@ class StepWatch:
     def _after_update(self) -> None:
         self.stepped_since_clear = True
         if self.watching:
+            self.events.append(("optimizer.stepped", None))
             self.after_update = [(p, p.grad, p.grad._version) for p in self.parameters
                                  if p.grad is not None]  # fmt: skip
+
+    def _before_clearing(self) -> None:
+        """Gradients changed since the update are judged before zero_grad clears
+        them (in place, or by dropping them)."""
+        if self.watching:
+            self._modified_after_update()
+            self.after_update = []
 
     def _scheduler_stepped(self) -> None:
         if self.watching:
@@ -179,6 +190,8 @@ class StepWatch:
                 self._first_pass(self.parameters[i])
             elif i == self.tracker:
                 self.passes += 1
+            if i == self.tracker:
+                self.events.append(("backward", None))
             self.arrived[i] += 1
 
         return arrived
@@ -212,6 +225,8 @@ class StepWatch:
             self._eval_mode()
         self._modified_after_update()
         self._scheduler_order()
+        self._outside_the_optimizer()
+        self._update_before_backward()
 
     def _raised(self, error: Exception) -> None:
         if not self.parameters:  # a frozen model: the no-gradient diagnosis's case
@@ -238,12 +253,8 @@ class StepWatch:
         self._found(findings.eval_mode(self.step, self.index, modules))
 
     def _modified_after_update(self) -> None:
-        for parameter, grad, version in self.after_update:
-            if (
-                parameter.grad is grad
-                and grad._version != version
-                and bool(grad.detach().ne(0).any())
-            ):
+        for _, grad, version in self.after_update:
+            if grad._version != version and bool(grad.detach().ne(0).any()):
                 update = self._line_of("optimizer.step")
                 self._found(findings.clip_after_step(self.step, update))
                 return
@@ -259,40 +270,37 @@ class StepWatch:
             scheduler = self._line_of("scheduler.step")
             self._found(findings.scheduler_order(update, scheduler))
 
+    def _outside_the_optimizer(self) -> None:
+        names = step_coverage.outside_the_optimizer(self.model, self.optimizer)
+        if names:
+            parameters = dict(self.model.named_parameters())
+            new = any(id(parameters[n]) not in self.built_with for n in names)
+            self._found(step_coverage.not_held(self.step, self.model, names, new))
+
+    def _update_before_backward(self) -> None:
+        """Without accumulation, a call ends with its update: a backward after the
+        last one leaves its gradient to the next call's update."""
+        order = [event for event, _ in self.events]
+        if self.accumulate != 1 or "optimizer.stepped" not in order:
+            return
+        last_update = len(order) - 1 - order[::-1].index("optimizer.stepped")
+        if "backward" in order[last_update:]:
+            update = self._line_of("optimizer.step")
+            self._found(findings.update_before_backward(
+                update, self.backward_line))  # fmt: skip
+
     def _compare_with_fresh_gradient(self) -> None:
         """Accumulated gradients at the update against one fresh backward of the gate's
-        loss on the same batch: accumulating N micro-batches without dividing their
-        losses gives N times it."""
-        with_grad = [p for p in self.parameters if p.grad is not None]
-        fresh = self._fresh_gradient(with_grad)
-        if fresh is None:
-            return
-        dot = sum(float((p.grad.float() * g.float()).sum())
-                  for p, g in zip(with_grad, fresh) if g is not None)  # fmt: skip
-        norm = sum(float(g.float().pow(2).sum()) for g in fresh if g is not None)
-        if not norm or not math.isfinite(dot):
-            return
-        found = findings.undivided(dot / norm, self.passes, self.backward_line)
+        loss (``step_accumulation.py``); the hooks ignore that backward."""
+        self.comparing = True
+        try:
+            ratio = step_accumulation.update_ratio(self.run, self.parameters)
+        finally:
+            self.comparing = False
+        found = None if ratio is None else findings.undivided(
+            ratio, self.passes, self.backward_line)  # fmt: skip
         if found is not None:
             self._found(found)
-
-    def _fresh_gradient(self, parameters: list[torch.Tensor]) -> list | None:
-        """The gradient of the gate's own loss on the batch, the model's state and the
-        random streams left as they were; None when the gate cannot compute it."""
-        buffers = [b.detach().clone() for b in self.model.buffers()]
-        self.comparing = True
-        phase = self.run.phase
-        try:
-            with torch.random.fork_rng(devices=[]), torch.enable_grad():
-                loss = self.run.forward()
-                return list(torch.autograd.grad(loss, parameters, allow_unused=True))
-        except Exception:
-            return None
-        finally:
-            self.comparing, self.run.phase = False, phase
-            with torch.no_grad():
-                for buffer, saved in zip(self.model.buffers(), buffers):
-                    buffer.copy_(saved)
 
     # -- findings ----------------------------------------------------------------
     def _line_of(self, event: str) -> str | None:

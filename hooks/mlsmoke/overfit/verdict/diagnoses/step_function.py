@@ -19,6 +19,7 @@ from mlsmoke.overfit.training.evidence import (
     STEP_NO_GRADIENT,
     STEP_PARAMETERS_UNCHANGED,
     STEP_UNDIVIDED_ACCUMULATION,
+    STEP_UPDATE_BEFORE_BACKWARD,
     StepFinding,
 )
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
@@ -31,6 +32,7 @@ CODES = (
     STEP_PARAMETERS_UNCHANGED,
     STEP_GRADIENTS_ACCUMULATE,
     STEP_UNDIVIDED_ACCUMULATION,
+    STEP_UPDATE_BEFORE_BACKWARD,
     STEP_CLIP_AFTER_STEP,
     STEP_EVAL_MODE,
 )
@@ -45,6 +47,8 @@ HEADLINES = {
     STEP_CLIP_AFTER_STEP: "changes the gradients after the update (clipping after"
     " optimizer.step())",
     STEP_EVAL_MODE: "trains the model in eval mode",
+    STEP_UPDATE_BEFORE_BACKWARD: "updates before it computes the gradient"
+    " (optimizer.step() before loss.backward())",
 }
 ACCUMULATION_HELP = (
     "a step that accumulates on purpose declares it: accumulate = N in"
