@@ -164,3 +164,43 @@ class WaveformClassifierDetached(WaveformClassifier):
     def forward(self, waves: torch.Tensor) -> torch.Tensor:
         h = self.encoder(waves.unsqueeze(1)).mean(-1).detach()  # bug: cut mid-forward
         return self.head(self.bottleneck(h))
+
+
+# --- a forecaster whose output layer forward builds anew ---
+
+
+HISTORY, HORIZON = 12, 3
+
+
+class Forecaster(nn.Module):
+    """A GRU over a series' history and a linear layer for the next steps."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.rnn = nn.GRU(1, WIDTH, batch_first=True)
+        self.out = nn.Linear(WIDTH, HORIZON)
+
+    def forward(self, history: torch.Tensor) -> torch.Tensor:
+        _, h = self.rnn(history.unsqueeze(-1))  # (1, B, C)
+        return self.project(h[-1])  # (B, HORIZON)
+
+    def project(self, h: torch.Tensor) -> torch.Tensor:
+        return self.out(h)
+
+
+class ForecasterBuildingItsHead(Forecaster):
+    def project(self, h: torch.Tensor) -> torch.Tensor:
+        return nn.Linear(WIDTH, HORIZON)(h)  # bug: a new layer at every call
+
+
+def series() -> tuple[torch.Tensor, torch.Tensor]:
+    t = torch.linspace(0, 6, HISTORY + HORIZON)
+    phases = torch.rand(SAMPLES, 1, generator=_generator(4)) * 6
+    values = torch.sin(t + phases)  # (B, HISTORY + HORIZON)
+    return values[:, :HISTORY], values[:, HISTORY:]
+
+
+def squared_error(model: nn.Module, batch: tuple) -> torch.Tensor:
+    history, future = batch
+    return F.mse_loss(model(history), future)

@@ -116,3 +116,25 @@ def test_an_intervention_past_the_budget_does_not_run():
     assert trained == []
     assert not outcome.confirms and not outcome.refutes
     assert "budget for interventions is spent" in outcome.result()
+
+
+@pytest.mark.parametrize(
+    ("model", "code"),
+    [(m.ForecasterBuildingItsHead, "unregistered-parameters"),
+     (m.Forecaster, "memorized")],
+)  # fmt: skip
+def test_a_layer_built_in_forward_is_named_when_building_it_once_memorizes(model, code):
+    outcome = run_case(
+        Case("forecaster", "GRU forecaster", model, m.series,
+             loss=m.squared_error)  # fmt: skip
+    )
+    assert outcome.code == code, report(outcome)
+    if code != "memorized":
+        text = report(outcome)
+        assert "forward builds a new Linear at every call" in text
+        assert (
+            "intervention_models.py:" in text and "nn.Linear(WIDTH, HORIZON)(h)" in text
+        )
+        assert (
+            "(checked: with the module forward builds made once and registered" in text
+        )

@@ -18,6 +18,7 @@ from mlsmoke.overfit.verdict import (
     curve,
     forward_probes,
     fresh_leaves,
+    fresh_modules,
 )
 from mlsmoke.overfit.verdict import lr_range
 from mlsmoke.overfit.verdict.diagnoses import _errors
@@ -165,6 +166,8 @@ def _copied_each_call(run: GateRun) -> Diagnosis | None:
     fresh = fresh_leaves.fresh_leaves(run)
     if not fresh or not fresh_leaves.all_fresh(run):
         return None
+    if fresh_modules.fresh_modules(run):
+        return None  # a module's own parameters, not copies: a layer built anew
     evidence = run.evidence
     sources = [leaf.copy_of for leaf in fresh if leaf.copy_of]
     gradless = gradless_parameters(evidence).get(DETACHED, [])

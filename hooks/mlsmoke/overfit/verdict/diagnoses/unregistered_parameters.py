@@ -6,7 +6,9 @@ Layers kept in a plain Python list (not ``nn.ModuleList``), a bare tensor with
 the optimizer, ``.to(device)`` and ``state_dict()`` do too. The engine walks the first
 loss's autograd graph down to its leaves. A leaf made anew at every call is not one
 of them: that is a cut graph (``no-gradient``). A failure only where it blocks
-memorization; otherwise the ``unregistered-parameters`` warning says it.
+memorization; otherwise the ``unregistered-parameters`` warning says it. A module
+forward builds anew at every call (``fresh_modules.py``) is named as such, checked by
+building it once and registering it in a copy.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import math
 
 from mlsmoke.overfit.training.bookkeeping import listed
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
-from mlsmoke.overfit.verdict import fresh_leaves
+from mlsmoke.overfit.verdict import fresh_leaves, fresh_modules
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
+from mlsmoke.overfit.verdict.interventions import register_fresh_module
 from mlsmoke.overfit.verdict.result import Diagnosis
 
 CODE = "unregistered-parameters"
@@ -44,6 +47,9 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None
     if evidence.losses and not math.isfinite(evidence.losses[0]):
         return None  # the loss was broken before any tensor could train
+    built = fresh_modules.fresh_modules(run)
+    if built:
+        return _built_in_forward(run, built)
     frozen = never_trained(evidence)
     if not frozen or fresh_leaves.all_fresh(run):
         return None  # made anew at each call: a cut graph (no-gradient says it)
@@ -62,6 +68,41 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         " so they never train",
         lines,
         SUGGESTIONS,
+    )
+
+
+def _built_in_forward(
+    run: GateRun, built: list[fresh_modules.FreshModule]
+) -> Diagnosis | None:
+    """Forward builds trainable modules at every call; named when the copy that
+    builds each once, registered before the optimizer, memorizes."""
+    kinds = sorted({module.kind for module in built})
+    outcome = register_fresh_module.check(run, kinds)
+    if outcome.refutes:
+        return None
+    mark = outcome.mark() if outcome.confirms else f"(not checked: {outcome.result()})"
+    evidence, first = run.evidence, built[0]
+    lines = [
+        f"forward builds a new {module.described} at every call"
+        + (f", at {module.where}" if module.where else "")
+        for module in built
+    ]
+    if evidence.losses:
+        lines.append(
+            f"the loss went {evidence.losses[0]:.4g} -> {evidence.losses[-1]:.4g}"
+            f" in {evidence.steps} steps"
+        )
+    return Diagnosis(
+        CODE,
+        f"forward builds a new {first.kind} at every call: its weights are new random"
+        " ones at each step, and the optimizer, built before, never holds them",
+        lines,
+        [
+            f"build the {first.kind} once, in __init__ (self.head ="
+            f" nn.{first.kind}(...)), and call it in forward  {mark}",
+            "a layer whose size is known only in forward: nn.Lazy* modules (e.g."
+            " nn.LazyLinear) are built once, at the first call",
+        ],
     )
 
 
