@@ -204,3 +204,44 @@ def series() -> tuple[torch.Tensor, torch.Tensor]:
 def squared_error(model: nn.Module, batch: tuple) -> torch.Tensor:
     history, future = batch
     return F.mse_loss(model(history), future)
+
+
+# --- a note-sequence model whose targets are a slice of its inputs ---
+
+
+NOTES = 24
+
+
+class NoteModel(nn.Module):
+    """A GRU over MIDI note ids predicting the next note."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = nn.Embedding(NOTES, WIDTH)
+        self.rnn = nn.GRU(WIDTH, WIDTH, batch_first=True)
+        self.out = nn.Linear(WIDTH, NOTES)
+
+    def forward(self, notes: torch.Tensor) -> torch.Tensor:
+        h, _ = self.rnn(self.embed(notes))  # (B, T, C)
+        return self.out(h)  # (B, T, NOTES)
+
+
+def _melodies() -> torch.Tensor:
+    return torch.randint(NOTES, (SAMPLES, LENGTH + 1), generator=_generator(5))
+
+
+def shifted_melodies() -> tuple[torch.Tensor, torch.Tensor]:
+    melodies = _melodies()
+    return melodies[:, :-1], melodies[:, 1:]  # the targets: a strided view
+
+
+def shifted_melodies_copied() -> tuple[torch.Tensor, torch.Tensor]:
+    melodies = _melodies()
+    return melodies[:, :-1].clone(), melodies[:, 1:].clone()
+
+
+def next_note(model: nn.Module, batch: tuple) -> torch.Tensor:
+    notes, targets = batch
+    logits = model(notes)  # (B, T, NOTES)
+    return F.cross_entropy(logits.view(-1, NOTES), targets.view(-1))

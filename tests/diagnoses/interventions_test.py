@@ -138,3 +138,17 @@ def test_a_layer_built_in_forward_is_named_when_building_it_once_memorizes(model
         assert (
             "(checked: with the module forward builds made once and registered" in text
         )
+
+
+@pytest.mark.parametrize(
+    ("batch", "code"),
+    [(m.shifted_melodies, "shape-error"), (m.shifted_melodies_copied, "memorized")],
+)
+def test_a_strided_target_that_view_refuses_is_made_contiguous(batch, code):
+    outcome = run_case(Case("notes", "note GRU", m.NoteModel, batch, loss=m.next_note))
+    assert outcome.code == code, report(outcome)
+    if code != "memorized":
+        suggestions = outcome.result.diagnosis.suggestions
+        assert suggestions == ["batch[1].contiguous()  (checked: the step runs)"]
+        assert "strided view" in outcome.result.diagnosis.summary
+        assert ".float()" not in report(outcome) and "one_hot" not in report(outcome)

@@ -47,6 +47,11 @@ def diagnose(run: GateRun) -> Diagnosis | None:
 
 def _fixed(run: GateRun, repair: Repair, found: Trials) -> Diagnosis:
     summary = _SUMMARIES[repair.code].format(field=repair.field)
+    if repair.topic == "contiguity":
+        summary = (
+            f"{repair.field} is a strided view (a slice of another tensor): its"
+            " shape agrees, but .view() cannot take its layout"
+        )
     held = _field_dtype(run, repair.field)
     if repair.becomes and held:
         summary = (

@@ -1,5 +1,5 @@
-"""A field laid out otherwise than the model takes it: channels last moved first, a
-size-1 dimension added or dropped."""
+"""A field laid out otherwise than the model takes it: strided (a slice) made
+contiguous, channels last moved first, a size-1 dimension added or dropped."""
 
 from __future__ import annotations
 
@@ -15,6 +15,10 @@ _SHAPE_ADVICE = ("check the target's shape", "annotate shapes")
 
 def propose(name: str, value: torch.Tensor, context: Context) -> Iterator[Repair]:
     field = spelled(name)
+    if not value.is_contiguous():
+        yield Repair(name, SHAPE_ERROR, f"{field}.contiguous()",
+                     lambda t: t.contiguous(), advice=_SHAPE_ADVICE,
+                     topic="contiguity")  # fmt: skip
     if (
         value.dim() == 4
         and value.shape[-1] in _CHANNELS

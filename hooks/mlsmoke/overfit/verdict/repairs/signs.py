@@ -8,7 +8,10 @@ what they mean), so only the kinds with evidence are tried, the most direct firs
   indices beyond the output's width, a distribution's value outside its support);
 - ``cast``: a tensor of the failing frame in a dtype its operation refuses;
 - ``shape``: a target of the failing frame in neither shape a loss takes beside the
-  output, a one-hot target, or a layer's input of another size than the layer's own.
+  output, a one-hot target, or a layer's input of another size than the layer's own;
+- ``contiguity``: a batch field the failing frame holds in a strided layout (a slice
+  such as ``x[:, 1:]``), which ``.view()`` refuses: ``.contiguous()`` changes no value,
+  so it is tried first.
 
 Within a kind, the fields that hold the very tensor the evidence is about come first.
 When nothing points anywhere (a first loss that is not finite, an error raised where
@@ -27,7 +30,7 @@ import torch
 from mlsmoke.overfit.verdict.diagnoses import _tensor_evidence as tensors
 from mlsmoke.overfit.verdict.diagnoses._tensor_evidence import Frame, Output
 
-RANGE, CAST, SHAPE = "range", "cast", "shape"
+RANGE, CAST, SHAPE, CONTIGUITY = "range", "cast", "shape", "contiguity"
 
 
 @dataclass
@@ -47,6 +50,10 @@ def pointed_at(
     fields = [(n, v) for n, v in fields if isinstance(v, torch.Tensor)]
     raised = [f for f in (tensors.raised_frame(c) for c in chains) if f is not None]
     found, about = Signs(), []
+    strided = [t for f in raised for t in _inputs(f).values() if not t.is_contiguous()]
+    if strided and any(not v.is_contiguous() for _, v in fields):
+        found.kinds.append(CONTIGUITY)
+        about += strided
     outside = tensors.outside_values(fields, chains, output)
     if outside is not None:
         found.kinds.append(RANGE)

@@ -156,7 +156,7 @@ def _repaired(batch: Any, repair: Repair) -> Any:
     for name, value in batch_probes.batch_fields(batch):
         if name == repair.field and isinstance(value, torch.Tensor):
             try:
-                return with_field(batch, name, repair.change(value.clone()))
+                return with_field(batch, name, repair.change(_copied(value)))
             except Exception:
                 return None
     return None
@@ -185,4 +185,13 @@ def with_field(batch: Any, name: str, value: Any) -> Any:
 
 
 def _copied(item: Any) -> Any:
-    return item.clone() if isinstance(item, torch.Tensor) else item
+    """A copy of a tensor with its strides: a strided slice stays one (a clone would
+    make it contiguous, and so make every repair of it run)."""
+    if not isinstance(item, torch.Tensor):
+        return item
+    if item.is_contiguous():
+        return item.clone()
+    copy = torch.empty_strided(
+        item.size(), item.stride(), dtype=item.dtype, device=item.device
+    )
+    return copy.copy_(item)
