@@ -245,3 +245,49 @@ def next_note(model: nn.Module, batch: tuple) -> torch.Tensor:
     notes, targets = batch
     logits = model(notes)  # (B, T, NOTES)
     return F.cross_entropy(logits.view(-1, NOTES), targets.view(-1))
+
+
+# --- a denoiser given channels-last images ---
+
+
+STEPS, SIDE, CHANNELS = 1000, 8, 3
+
+
+class Denoiser(nn.Module):
+    """Predicts the noise added to an image at a timestep: a convolution, a
+    timestep embedding added per channel, a convolution back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.inp = nn.Conv2d(CHANNELS, WIDTH, 3, padding=1)
+        self.time = nn.Embedding(STEPS, WIDTH)
+        self.outp = nn.Conv2d(WIDTH, CHANNELS, 3, padding=1)
+
+    def forward(self, noisy: torch.Tensor, timesteps: torch.Tensor) -> torch.Tensor:
+        h = self.inp(noisy) + self.time(timesteps)[:, :, None, None]  # (B, C, H, W)
+        return self.outp(torch.relu(h))  # (B, CHANNELS, H, W)
+
+
+def _noised(channels_last: bool) -> dict[str, torch.Tensor]:
+    g = _generator(6)
+    images = torch.randn(SAMPLES, CHANNELS, SIDE, SIDE, generator=g)
+    noise = torch.randn(SAMPLES, CHANNELS, SIDE, SIDE, generator=g)
+    timesteps = torch.randint(STEPS, (SAMPLES,), generator=g)
+    noisy = images + noise
+    if channels_last:  # as an image library loads them: (B, H, W, C)
+        noisy, noise = noisy.permute(0, 2, 3, 1), noise.permute(0, 2, 3, 1)
+    return {"noisy": noisy.contiguous(), "noise": noise.contiguous(),
+            "timesteps": timesteps}  # fmt: skip
+
+
+def channels_last_noised() -> dict[str, torch.Tensor]:
+    return _noised(channels_last=True)
+
+
+def channels_first_noised() -> dict[str, torch.Tensor]:
+    return _noised(channels_last=False)
+
+
+def noise_prediction(model: nn.Module, batch: dict) -> torch.Tensor:
+    return F.mse_loss(model(batch["noisy"], batch["timesteps"]), batch["noise"])

@@ -152,3 +152,21 @@ def test_a_strided_target_that_view_refuses_is_made_contiguous(batch, code):
         assert suggestions == ["batch[1].contiguous()  (checked: the step runs)"]
         assert "strided view" in outcome.result.diagnosis.summary
         assert ".float()" not in report(outcome) and "one_hot" not in report(outcome)
+
+
+@pytest.mark.parametrize(
+    ("batch", "code"),
+    [(m.channels_last_noised, "shape-error"), (m.channels_first_noised, "memorized")],
+)
+def test_two_fields_in_the_same_wrong_layout_are_repaired_together(batch, code):
+    outcome = run_case(
+        Case("denoiser", "denoiser", m.Denoiser, batch, loss=m.noise_prediction,
+             options={"lr": 0.02, "target_ratio": 0.1})  # fmt: skip
+    )
+    assert outcome.code == code, report(outcome)
+    if code != "memorized":
+        assert outcome.result.diagnosis.suggestions == [
+            'batch["noisy"].permute(0, 3, 1, 2) and batch["noise"].permute(0, 3, 1,'
+            " 2)  (checked: the step runs)"
+        ]
+        assert "timesteps" not in outcome.result.diagnosis.summary

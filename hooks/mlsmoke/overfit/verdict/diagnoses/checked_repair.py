@@ -16,7 +16,7 @@ from mlsmoke.overfit.verdict import batch_probes, repairs
 from mlsmoke.overfit.verdict.diagnoses import _errors
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
-from mlsmoke.overfit.verdict.repairs.repair import LABEL_RANGE_ERROR, Repair
+from mlsmoke.overfit.verdict.repairs.repair import LABEL_RANGE_ERROR, Repair, spelled
 from mlsmoke.overfit.verdict.repairs.trial import Trials, trials
 from mlsmoke.overfit.verdict.result import Diagnosis
 
@@ -46,7 +46,13 @@ def diagnose(run: GateRun) -> Diagnosis | None:
 
 
 def _fixed(run: GateRun, repair: Repair, found: Trials) -> Diagnosis:
-    summary = _SUMMARIES[repair.code].format(field=repair.field)
+    summary = _SUMMARIES[repair.code].format(field=" and ".join(repair.fields))
+    if repair.together:
+        summary = (
+            f"{' and '.join(map(spelled, repair.fields))} hold the same layout, which"
+            " the step does"
+            " not take: changing one alone does not make it run"
+        )
     if repair.topic == "contiguity":
         summary = (
             f"{repair.field} is a strided view (a slice of another tensor): its"
@@ -103,7 +109,7 @@ def _evidence(run: GateRun, repair: Repair, found: Trials) -> list[str]:
     if found.failed:
         lines.append(f"tried first, still failing: {_written(found.failed)}")
     for name, value in batch_probes.shared_fields(run):
-        if name == repair.field:
+        if name in repair.fields:
             lines.append(
                 f"batch field {name}: {batch_probes.describe_value(value)}  <- here"
             )

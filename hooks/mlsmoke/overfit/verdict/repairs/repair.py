@@ -54,6 +54,12 @@ class Repair:
     meaning: str = ""
     topic: str = "cast"  # the kind of evidence that points at it: see signs.py
     becomes: str = ""  # what the field becomes, in a user's words (a cast's dtype)
+    # the same change to other fields, made with this one (together.py)
+    together: tuple[Repair, ...] = ()
+
+    @property
+    def fields(self) -> list[str]:
+        return [self.field, *(other.field for other in self.together)]
 
     @property
     def is_hypothesis(self) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from mlsmoke.overfit.verdict.diagnoses import _errors, _step_evidence
 from mlsmoke.overfit.verdict.diagnoses._tensor_evidence import Output
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.probes import remember
-from mlsmoke.overfit.verdict.repairs import signs
+from mlsmoke.overfit.verdict.repairs import signs, together
 from mlsmoke.overfit.verdict.repairs.repair import Context, Proposer, Repair
 
 MAX_TRIES = 12
@@ -74,7 +74,8 @@ def _try_all(run: GateRun, kinds: list[Proposer]) -> Trials | None:
     context = Context(output.width, output.shape)
     seen = _signs(run, batch, output)
     found = Trials()
-    for repair in rank(proposals(batch, context, kinds), seen):
+    tried = rank(proposals(batch, context, kinds), seen)
+    for repair in _then_together(tried, found):
         if len(found.failed) + len(found.hypotheses) >= MAX_TRIES:
             break
         if time.monotonic() - started > BUDGET_SECONDS:
@@ -90,6 +91,14 @@ def _try_all(run: GateRun, kinds: list[Proposer]) -> Trials | None:
             found.worked = repair
             break
     return found
+
+
+def _then_together(tried: list[Repair], found: Trials) -> Iterator[Repair]:
+    """``tried``, then the same change on several fields at once where each alone
+    failed."""
+    yield from tried
+    if found.worked is None:
+        yield from together.together(found.failed)
 
 
 def _signs(run: GateRun, batch: Any, output: Output) -> signs.Signs:
@@ -153,6 +162,14 @@ def _runs(run: GateRun, model: torch.nn.Module, batch: Any, device: str) -> bool
 def _repaired(batch: Any, repair: Repair) -> Any:
     """A copy of ``batch`` with ``repair`` applied to its field; None when the field
     cannot be replaced or the change itself raises."""
+    for part in (repair, *repair.together):
+        batch = _with_change(batch, part)
+        if batch is None:
+            return None
+    return batch
+
+
+def _with_change(batch: Any, repair: Repair) -> Any:
     for name, value in batch_probes.batch_fields(batch):
         if name == repair.field and isinstance(value, torch.Tensor):
             try:
