@@ -173,7 +173,34 @@ def outside_values(
             found = outside_classes(name, value, output)
             if found is not None:
                 return found
+    for frames in chains:
+        raised = raised_frame(frames)
+        if raised is not None and output.shape is None and raised.module is not None:
+            for name, value in raised.tensors.items():
+                found = past_the_head(name, value, output, raised.module)
+                if found is not None:
+                    return found
     return None
+
+
+def past_the_head(
+    name: str, value: torch.Tensor, output: Output, model: torch.nn.Module
+) -> Outside | None:
+    """Sequences of class indices (B, L) that a model's own check refused before
+    its head ran (a CTC model's labels): integers past the head's outputs that are
+    no ids of the model's lookup tables (those are inputs: token ids)."""
+    width = output.width
+    if width is None or width < 2 or not is_integer_tensor(value) or value.dim() != 2:
+        return None
+    flat = value.detach().reshape(-1)
+    bad = flat[((flat < 0) & (flat != IGNORE_INDEX)) | (flat >= width)]
+    if bad.numel() == 0:
+        return None
+    lookups = (torch.nn.Embedding, torch.nn.EmbeddingBag)
+    tables = [m.num_embeddings for m in model.modules() if isinstance(m, lookups)]
+    if any(int(flat.max()) < rows for rows in tables):
+        return None
+    return Outside(name, _few(bad), f"classes 0..{width - 1}", tensor=value)
 
 
 def _looks_up(frame: Frame) -> bool:
