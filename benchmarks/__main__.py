@@ -97,7 +97,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     # The comparisons are of fresh processes: no warm worker, unless a benchmark
-    # turns it on itself (commit_paths does, for its new path).
+    # turns it on itself (commit_paths does, for both its paths).
     os.environ["MLSMOKE_WORKER"] = "0"
     machine = describe_machine()
     sections, timings, all_ok = [], {}, True

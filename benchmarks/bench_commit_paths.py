@@ -1,16 +1,18 @@
-"""Commit latency, today's path and the new one side by side, in two projects generated
-from the template alike.
+"""Commit latency, today's path and the new one side by side, hook by hook, in two
+projects generated from the template alike.
 
-Today's path: the warm worker off (``MLSMOKE_WORKER=0``), the ``warm-worker`` hook
-left out of the config and, when the doctest hook has a pass cache (``--no-cache`` in
-``mlsmoke doctest --help``), that cache off too. The new path: the template's config
-and the defaults. Each project makes one commit through its hooks first, as a project
-in use has; before every commit the gate's pass cache is emptied, so the gate trains
-each time. Four commits, in this order, each in both projects:
+Today's path: mlsmoke as on the ``main`` branch (``MLSMOKE_BENCH_TODAY``: another git
+ref), and the config as it generated it: flake8 with TorchFix among its
+``additional_dependencies``, no torchfix hook. The new path: this checkout and the
+template's config (flake8 lean, TorchFix in mlsmoke's torchfix hook). Both with the
+defaults (the worker on). Each project makes one commit through its hooks first, as a
+project in use has; before every commit the gate's pass cache is emptied, so the gate
+trains each time. Four commits, interleaved (each kind in both projects before the
+next kind), in this order:
 
 (a) a prose change to the README, the worker stopped beforehand;
 (b) a change to the model file, the worker stopped beforehand;
-(c) a second change to the model file, the worker (new path) warm from (b);
+(c) a second change to the model file, the worker warm from (b);
 (d) a change that breaks the model: it must be blocked, with the same verdict.
 """
 
@@ -27,25 +29,41 @@ from pathlib import Path
 
 import yaml
 
+from benchmarks.machine import load_average
 from benchmarks.measure import ProcessRun, run_process
-from benchmarks.precommit import GIT_IDENTITY, git, hook_durations
+from benchmarks.precommit import (
+    GIT_IDENTITY,
+    ROOT,
+    HookRepo,
+    commit_all,
+    git,
+    hook_durations,
+    hook_repo,
+    init_git_repo,
+    scratch_dir,
+)
 from benchmarks.report import Section
 from benchmarks.template_project import CONFIG, TemplateProject, template_project
 
 PATHS = ("today", "new")
+TODAY_REF = os.environ.get("MLSMOKE_BENCH_TODAY", "main")
 KINDS = (
     "(a) README only",
     "(b) model file",
     "(c) model file again, worker warm",
     "(d) model broken",
 )
+GOALS = {KINDS[0]: 0.5, KINDS[1]: 2.0, KINDS[2]: 2.0}  # seconds, end to end
 BREAK = ("h = self.embed(x)  #", "h = self.embed(x) * 0  #")  # the inputs erased
+TORCHFIX = "torchfix==0.7.0"  # as today's flake8 hook installed it
 _VERDICT = re.compile(r"^overfit \S+: (PASS|FAIL).*$", re.M)
+END_TO_END = "`git commit`, end to end"
 
 
 def run(quick: bool) -> Section:
+    loads = [load_average()]
     projects = {path: _project(not quick, path) for path in PATHS}
-    repeats = 1 if quick else 3
+    repeats = 1 if quick else 5
     runs: dict[tuple[str, str], list[ProcessRun]] = {}
     for i in range(repeats):
         for kind in KINDS:
@@ -58,50 +76,63 @@ def run(quick: bool) -> Section:
                 runs.setdefault((kind, path), []).append(run_)
                 if expect_failure:
                     _restore(project)
+        loads.append(load_average())
     for project in projects.values():
         stop_workers(project)
-    hooks = projects["new"].hook_ids()
+    hooks = _hook_ids(projects)
+    rows = per_hook_rows(runs, hooks)
     return Section(
         title="Commit latency, today's path and the new one (seconds)",
         columns=["", *(f"{kind}: {path}" for kind in KINDS for path in PATHS)],
-        rows=per_hook_rows(runs, hooks),
-        notes=_notes(runs, repeats, quick, projects["today"]),
+        rows=rows + [ratio_row(runs), goal_row(runs)],
+        notes=_notes(runs, repeats, quick, loads),
     )
+
+
+def _hook_ids(projects: dict[str, TemplateProject]) -> list[str]:
+    """Every hook of either project, in the new config's order, today's after."""
+    ids = projects["new"].hook_ids()
+    return ids + [hook for hook in projects["today"].hook_ids() if hook not in ids]
 
 
 def _project(all_hooks: bool, path: str) -> TemplateProject:
     project = template_project(all_hooks, copy=f"paths-{path}")
     if path == "today":
-        _todays_config(project)
+        _todays_config(project, todays_hook_repo())
     _append(project.path / "README.md", "\nIn use.\n")
     _append(project.package / "model.py", "\n\n# in use\n")
     commit(project, path, project.path, "a commit beforehand")
     return project
 
 
-def _todays_config(project: TemplateProject) -> None:
-    """The config without the hook today's path did not have, and with the doctest
-    pass cache off when the hook has one."""
+def todays_hook_repo() -> HookRepo:
+    """mlsmoke at ``TODAY_REF``, committed to a repository of its own."""
+    dest = scratch_dir() / "mlsmoke-today"
+    dest.mkdir()
+    archive = subprocess.run(
+        ["git", "archive", TODAY_REF], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    init_git_repo(dest)
+    return HookRepo(dest, commit_all(dest, f"mlsmoke at {TODAY_REF}"))
+
+
+def _todays_config(project: TemplateProject, today: HookRepo) -> None:
+    """The config as today's mlsmoke wrote it: its own hooks from ``today``, TorchFix
+    back in flake8's environment and no torchfix hook."""
     config = project.path / CONFIG
     document = yaml.safe_load(config.read_text())
     for repo in document["repos"]:
-        repo["hooks"] = [hook for hook in repo["hooks"] if hook["id"] != "warm-worker"]
+        if repo["repo"] == str(hook_repo().path):
+            repo["repo"], repo["rev"] = str(today.path), today.rev
+        repo["hooks"] = [hook for hook in repo["hooks"] if hook["id"] != "torchfix"]
         for hook in repo["hooks"]:
-            if hook["id"] == "doctest" and doctest_has_cache():
-                hook["args"] = [*hook.get("args", []), "--no-cache"]
-    document["repos"] = [repo for repo in document["repos"] if repo["hooks"]]
+            if hook["id"] == "flake8":
+                plugins = hook.get("additional_dependencies", [])
+                hook["additional_dependencies"] = [*plugins, TORCHFIX]
     config.write_text(yaml.safe_dump(document, sort_keys=False))
     git(project.path, "add", CONFIG)
     git(project.path, "commit", "--quiet", "--no-verify", "-m", "today's config")
-
-
-def doctest_has_cache() -> bool:
-    help_ = subprocess.run(
-        [sys.executable, "-m", "mlsmoke", "doctest", "--help"],
-        capture_output=True,
-        text=True,
-    )
-    return "--no-cache" in help_.stdout
 
 
 def _edits(project: TemplateProject, i: int) -> dict[str, Callable[[], Path]]:
@@ -142,8 +173,6 @@ def commit(
     git(project.path, "add", str(changed))
     env = {**_environ(project), **GIT_IDENTITY}
     env.pop("MLSMOKE_WORKER", None)  # the default: on
-    if path == "today":
-        env["MLSMOKE_WORKER"] = "0"
     run_ = run_process(["git", "commit", "-m", message], cwd=project.path, env=env)
     if not expect_failure:
         return run_.check(f"git commit ({message}, {path})")
@@ -174,15 +203,40 @@ def per_hook_rows(
                 if values:
                     column[hook] = statistics.median(values)
             column["sum of the hooks"] = sum(column.values())
-            column["`git commit`, end to end"] = statistics.median(
-                r.seconds for r in runs[kind, path]
-            )
+            column[END_TO_END] = _median(runs[kind, path])
             columns.append(column)
-    names = [*hooks, "sum of the hooks", "`git commit`, end to end"]
+    names = [*hooks, "sum of the hooks", END_TO_END]
     return [
         [name, *(f"{c[name]:.2f}" if name in c else "" for c in columns)]
         for name in names
     ]
+
+
+def _median(runs: list[ProcessRun]) -> float:
+    return statistics.median(r.seconds for r in runs)
+
+
+def ratio_row(runs: dict[tuple[str, str], list[ProcessRun]]) -> list[object]:
+    """New over today, end to end, under each new column."""
+    row: list[object] = ["new / today, end to end"]
+    for kind in KINDS:
+        ratio = _median(runs[kind, "new"]) / _median(runs[kind, "today"])
+        row += ["", f"{ratio:.2f}"]
+    return row
+
+
+def goal_row(runs: dict[tuple[str, str], list[ProcessRun]]) -> list[object]:
+    """Whether each path's median meets the issue's goal for that commit."""
+    row: list[object] = ["goal (end to end)"]
+    for kind in KINDS:
+        goal = GOALS.get(kind)
+        for path in PATHS:
+            if goal is None:
+                row.append("")
+                continue
+            met = _median(runs[kind, path]) <= goal
+            row.append(f"<= {goal:.1f}: {'met' if met else 'NOT met'}")
+    return row
 
 
 def verdicts(run_: ProcessRun) -> list[str]:
@@ -195,24 +249,37 @@ def _notes(
     runs: dict[tuple[str, str], list[ProcessRun]],
     repeats: int,
     quick: bool,
-    today: TemplateProject,
+    loads: list[str],
 ) -> list[str]:
     broken = {path: verdicts(runs[KINDS[3], path][0]) for path in PATHS}
     same = broken["today"] == broken["new"] and broken["new"]
+    spread = {
+        kind: "; ".join(
+            f"{path} {min(r.seconds for r in runs[kind, path]):.2f}"
+            f"-{max(r.seconds for r in runs[kind, path]):.2f}"
+            for path in PATHS
+        )
+        for kind in KINDS
+    }
     notes = [
         (f"median of {repeats} commits each" if repeats > 1 else "one commit each")
-        + "; the gate's pass cache emptied before every commit; `git commit` wall"
-        " time end to end and each hook's duration as pre-commit prints it",
-        "today: MLSMOKE_WORKER=0, no warm-worker hook"
-        + (", doctest --no-cache" if doctest_has_cache() else " (no doctest cache)")
-        + "; new: the template's config and the defaults; one commit through the"
-        " hooks made beforehand in each project",
+        + ", the paths interleaved; the gate's pass cache emptied before every"
+        " commit; `git commit` wall time end to end and each hook's duration as"
+        " pre-commit prints it",
+        f"today: mlsmoke at {TODAY_REF}, flake8 with {TORCHFIX}, no torchfix hook;"
+        " new: this checkout and the template's config; the worker on in both; one"
+        " commit through the hooks made beforehand in each project",
+        f"{os.cpu_count()} cores, the hooks at their default thread counts; load"
+        " average (1, 5, 15 min) at the start and after each round: "
+        + " | ".join(loads),
+        "range, end to end: "
+        + " / ".join(f"{kind} {text}" for kind, text in spread.items()),
         "(d) blocked on both paths, "
         + ("with the same verdict: " if same else "verdicts DIFFER: ")
         + "; ".join(f"{path}: {' / '.join(v) or '?'}" for path, v in broken.items()),
     ]
     if quick:
-        notes.append("--quick: mlsmoke's three hooks only, one commit each")
+        notes.append("--quick: mlsmoke's hooks only, one commit each")
     return notes
 
 

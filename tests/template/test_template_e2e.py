@@ -206,7 +206,7 @@ BUGS = {
         DATA,
         "num_workers=config.num_workers,",
         "num_workers=0,",
-        "flake8",
+        "torchfix",
         ("TOR401",),
     ),
 }

@@ -59,7 +59,7 @@ def test_status_states_memory_and_lists_this_users_workers(project: WarmProject)
 
 
 def test_status_leaves_out_a_worker_of_another_user(project: WarmProject):
-    from mlsmoke.warm import command
+    from mlsmoke import worker_command as command
 
     assert project.overfit().code == 0
     directory = project.workers

@@ -8,7 +8,7 @@ import pytest
 
 from mlsmoke.errors import ConfigError
 from mlsmoke.warm.code_digest import code_digest
-from mlsmoke.warm.command import in_order
+from mlsmoke.worker_command import in_order
 from mlsmoke.warm.identity import dependency_name, worker_identity
 from mlsmoke.warm.memory import describe_bytes, resident_bytes
 from mlsmoke.warm.settings import DEFAULT_IDLE, worker_settings

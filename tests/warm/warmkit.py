@@ -151,3 +151,20 @@ def wait_until(condition, limit: float = 10.0) -> bool:
             return True
         time.sleep(0.05)
     return condition()
+
+
+def ready_worker(project: WarmProject, limit: float = 60.0) -> int:
+    """The project's worker, started and done with what its callers' jobs import
+    on first use; ``limit``: seconds a loaded machine may take to import torch."""
+    assert project.run("worker", "start").code == 0
+    assert wait_until(project.warm_pids, limit=limit)
+    (worker,) = project.warm_pids()
+
+    def listening(status: str) -> bool:
+        return f"worker {worker}:" in status
+
+    assert wait_until(lambda: listening(project.worker("status")), limit)
+    time.sleep(0.2)  # the imports begin once the worker is idle for 0.1 s
+    assert wait_until(lambda: "importing" not in project.worker("status"), limit)
+    assert listening(project.worker("status"))
+    return worker

@@ -22,6 +22,8 @@ from mlsmoke.adopt.baselines import (
 from mlsmoke.adopt.repofiles import RepoFile, select, tracked_files
 from mlsmoke.errors import ConfigError
 
+TORCHFIX = "torchfix"  # mlsmoke's hook: flake8 with TorchFix, its codes only
+
 
 @dataclass(frozen=True)
 class Selector:
@@ -140,7 +142,9 @@ def _check(tool: str) -> Check:
 
 def _flake8(project: Project, files: Sequence[str], notes: list) -> dict:
     """flake8 under the config as it will be written, minus the baseline."""
-    tools.require_distributions(_additional_dependencies(project, FLAKE8), FLAKE8)
+    plugins = _additional_dependencies(project, FLAKE8)
+    plugins += _additional_dependencies(project, TORCHFIX)  # flake8 with TorchFix
+    tools.require_distributions(plugins, FLAKE8)
     descriptor, config = tempfile.mkstemp(prefix="mlsmoke-flake8-", suffix=".cfg")
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:

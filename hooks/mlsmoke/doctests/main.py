@@ -27,12 +27,15 @@ from mlsmoke.doctests.results import FileResult
 from mlsmoke.doctests.selection import has_examples, is_excluded, is_runnable
 from mlsmoke.doctests.settings import HOOK, Settings, load_settings
 from mlsmoke.doctests.supervise import Job, run_with_time_limits
+from mlsmoke.doctests.worker_use import worker_use
 from mlsmoke.errors import (
     EXIT_FAILED,
     EXIT_OK,
     Terminated,
     UsageError,
 )
+from mlsmoke.project_process import WorkerUse
+from mlsmoke.warm.client import preloaded_distributions
 
 OPTIONS = ("--no-cache", "-v", "--verbose")
 
@@ -189,7 +192,8 @@ def run_where_dependencies_import(
     configured = interpreter.configured_python(root, HOOK, settings.python)
     while True:
         python = _find_interpreter(root, required, wanted, configured)
-        results = run_in_interpreter(python.path, files, root, settings)
+        warm = worker_use([*required, *wanted], preloaded_distributions(root))
+        results = run_in_interpreter(python.path, files, root, settings, warm)
         missing = {
             result.file_failure.missing: result.path
             for result in results
@@ -215,12 +219,16 @@ def _find_interpreter(
 
 
 def run_in_interpreter(
-    python: Path, files: list[ExampleFile], root: Path, settings: Settings
+    python: Path,
+    files: list[ExampleFile],
+    root: Path,
+    settings: Settings,
+    warm: WorkerUse = WorkerUse.WAIT,
 ) -> list[FileResult]:
     """Run every file's examples in ``python``, each file within its time limit."""
     jobs = [Job(file.shown, file.path) for file in files]
     options = settings.runner_options()
-    return run_with_time_limits(python, jobs, root, options, settings.timeout)
+    return run_with_time_limits(python, jobs, root, options, settings.timeout, warm)
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -27,11 +27,12 @@ from mlsmoke.doctests.results import (
     results_from_json,
 )
 from mlsmoke.errors import EnvironmentProblem, Terminated
-from mlsmoke.project_process import start_project_process, warm_then_cold
+from mlsmoke.project_process import WorkerUse, start_project_process, warm_then_cold
 from mlsmoke.scratch import scratch_directory
 from mlsmoke.watchdog import Watchdog
 
 RUNNER_MODULE = "mlsmoke.doctests.runner"
+FIRST_USE = (RUNNER_MODULE,)  # for the warm worker to import while idle
 OUTPUT_KEPT = 64 * 1024  # bytes of the runner's own output the hook keeps
 _OUTPUT_TAIL_LINES = 30
 _FILES_NAMED = 5  # in the message of a runner that died
@@ -63,16 +64,19 @@ def run_with_time_limits(
     root: Path,
     options: Mapping[str, Any],
     timeout: float,
+    warm: WorkerUse = WorkerUse.WAIT,
 ) -> list[FileResult]:
     """Every job's result; a file past ``timeout`` fails, the others still run, and
-    so does a file whose examples end the interpreter. A KeyboardInterrupt or
-    Terminated on the way out carries the results found so far as ``.results``."""
+    so does a file whose examples end the interpreter. ``warm``: how the runner may
+    use the warm worker. A KeyboardInterrupt or Terminated on the way out carries the
+    results found so far as ``.results``."""
     done: dict[str, FileResult] = {}
     pending = list(jobs)
     try:
         while pending:
             run = warm_then_cold(
-                lambda warm: _run_once(python, pending, root, options, timeout, warm)
+                lambda use: _run_once(python, pending, root, options, timeout, use),
+                warm,
             )
             done.update((result.path, result) for result in run.results)
             left = [job for job in pending if job.shown not in done]
@@ -97,7 +101,7 @@ def _run_once(
     root: Path,
     options: Mapping[str, Any],
     timeout: float,
-    warm: bool,
+    warm: WorkerUse,
 ) -> _Run:
     with scratch_directory("doctest") as scratch:
         request, report = Path(scratch, "request.json"), Path(scratch, "report.json")
@@ -141,13 +145,13 @@ def _read_report(report: Path) -> list[FileResult]:
 
 
 def _supervise(
-    python: Path, args: list[str], root: Path, timeout: float, warm: bool
+    python: Path, args: list[str], root: Path, timeout: float, warm: WorkerUse
 ) -> tuple[int, str, Watchdog, _Events]:
     read_end, write_end = os.pipe()
     output_read, output_write = os.pipe()
     try:
         runner = start_project_process(
-            root, python, RUNNER_MODULE, args, output_write, write_end, warm
+            root, python, RUNNER_MODULE, args, output_write, write_end, warm, FIRST_USE
         )
     except OSError as error:
         os.close(read_end)

@@ -13,5 +13,9 @@ that the gate or the doctest hook would otherwise start as a new ``python -c`` p
 - ``jobs.py``: a forked job's signals and its end (nothing it started outlives it);
 - ``freshness.py``: what retires a worker (a changed file it imported, a new package);
 - ``child.py``: a forked job made to look like a fresh ``python -c`` process;
-- ``command.py``: ``mlsmoke worker status|stop``.
+- ``first_use.py``: what the callers' jobs import, imported while the worker is idle.
+
+It imports nothing of the hooks that use it: they name what to preload (``first_use``)
+and the modules their jobs run. ``mlsmoke worker`` (``worker_command.py``) and the
+``warm-worker`` hook (``worker_start.py``) live beside the package, above it.
 """

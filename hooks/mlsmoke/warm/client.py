@@ -7,6 +7,12 @@ a worker that cannot start or refuses to, a retired one twice) makes :func:`star
 return None, and the hook starts its own process as it would without a worker. A
 worker that ends while a job runs raises :class:`WorkerLost` from the handle; the hook
 then runs the job again in a process of its own.
+
+The caller names what its jobs import on first use (``first_use``, module names): the
+worker imports them while idle, and knows nothing of its callers otherwise. A job that
+would rather run at once than wait for the worker (``wait=False``) is handed to it only
+when it listens already, no hook is starting it, and it is not importing; otherwise
+:func:`start_job` returns None at once.
 """
 
 from __future__ import annotations
@@ -127,9 +133,12 @@ def start_job(
     args: Sequence[str],
     stdout: int,
     extra_fd: int,
+    first_use: Sequence[str] = (),
+    wait: bool = True,
 ) -> WarmJob | None:
     """The job running in the worker for ``root`` and ``python``; None when there
-    is no worker to run it (the hook then starts its own process)."""
+    is no worker to run it (the hook then starts its own process). ``wait=False``:
+    only a worker that takes the job at once, never one started or waited for."""
     usable = _usable(root, python)
     if usable is None:
         return None
@@ -143,11 +152,18 @@ def start_job(
         "env": {**os.environ, TOKEN_VARIABLE: token},
         "code": identity.code,
         "fds": [0, 1, 2, extra_fd],
+        "first_use": list(first_use),
+        "wait": wait,
     }
-    with open(os.devnull, "rb") as devnull, _locked(directory, identity.key):
+    with (
+        open(os.devnull, "rb") as devnull,
+        _locked(directory, identity.key, wait) as held,
+    ):
+        if not held:
+            return None  # a hook is starting the worker: it would be a wait
         fds = [devnull.fileno(), stdout, stdout, extra_fd]
-        for _ in range(2):  # a retired worker: start another once
-            connection = _connect(directory, identity, idle)
+        for _ in range(2 if wait else 1):  # a retired worker: start another once
+            connection = _connect(directory, identity, idle, first_use, start=wait)
             if connection is None:
                 return None
             try:
@@ -164,7 +180,9 @@ def start_job(
     return None
 
 
-def ensure_worker(root: Path, python: Path, idle: float) -> bool:
+def ensure_worker(
+    root: Path, python: Path, idle: float, first_use: Sequence[str] = ()
+) -> bool:
     """Start the worker for ``root`` and ``python`` unless one listens already;
     whether one listens now."""
     usable = _usable(root, python)
@@ -172,7 +190,7 @@ def ensure_worker(root: Path, python: Path, idle: float) -> bool:
         return False
     directory, identity = usable
     with _locked(directory, identity.key):
-        connection = _connect(directory, identity, idle)
+        connection = _connect(directory, identity, idle, first_use)
     if connection is None:
         return False
     connection.close()
@@ -185,13 +203,21 @@ def _usable(root: Path, python: Path) -> tuple[Path, WorkerIdentity] | None:
     directory = runtime_directory(os.environ)
     if directory is None:
         return None
-    dependencies = read_pyproject(root).get("project", {}).get("dependencies", [])
     identity = worker_identity(
-        root, python, _as_list(dependencies), os.environ, mlsmoke_code(directory)
+        root, python, _dependencies(root), os.environ, mlsmoke_code(directory)
     )
     if _refused_lately(directory, identity.key):
         return None
     return directory, identity
+
+
+def preloaded_distributions(root: Path) -> tuple[str, ...]:
+    """The distributions the worker of ``root`` imports before it is ready."""
+    return worker_identity(root, root, _dependencies(root), {}).preload
+
+
+def _dependencies(root: Path) -> list[str]:
+    return _as_list(read_pyproject(root).get("project", {}).get("dependencies", []))
 
 
 def _as_list(value: Any) -> list[str]:
@@ -203,30 +229,42 @@ def _as_list(value: Any) -> list[str]:
 
 
 @contextmanager
-def _locked(directory: Path, key: str) -> Iterator[None]:
-    """One hook at a time starts the worker of ``key``."""
+def _locked(directory: Path, key: str, wait: bool = True) -> Iterator[bool]:
+    """One hook at a time starts the worker of ``key``; whether the lock is held
+    (``wait=False``: False at once when another hook holds it)."""
     with open(directory / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
 
 
 def _connect(
-    directory: Path, identity: WorkerIdentity, idle: float
+    directory: Path,
+    identity: WorkerIdentity,
+    idle: float,
+    first_use: Sequence[str] = (),
+    start: bool = True,
 ) -> Connection | None:
     path = socket_path(directory, identity.key)
-    for attempt in range(2):
+    for attempt in range(2 if start else 1):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.connect(str(path))
             return Connection(sock)
         except OSError:
             sock.close()
-        if attempt == 0 and not _start_worker(directory, identity, idle):
-            return None
+        if attempt == 0 and start:
+            if not _start_worker(directory, identity, idle, first_use):
+                return None
     return None
 
 
-def _start_worker(directory: Path, identity: WorkerIdentity, idle: float) -> bool:
+def _start_worker(
+    directory: Path, identity: WorkerIdentity, idle: float, first_use: Sequence[str]
+) -> bool:
     """Start the worker and wait until it listens; False when it refused or failed."""
     read_end, write_end = os.pipe()
     path = socket_path(directory, identity.key)
@@ -239,6 +277,7 @@ def _start_worker(directory: Path, identity: WorkerIdentity, idle: float) -> boo
         str(write_end),
         json.dumps(list(identity.preload)),
         identity.code,
+        json.dumps(list(first_use)),
         dies_with_caller=False,
     )
     environment = {k: v for k, v in os.environ.items() if k != TOKEN_VARIABLE}

@@ -1,14 +1,16 @@
 """The warm worker, in the project's interpreter: import once, fork per job.
 
-Started by the first hook that needs it (``client.py``) as
-``python -c <bootstrap> ... mlsmoke.warm.server SOCKET ROOT IDLE READY_FD PRELOAD
-CODE``. It imports torch and the project's third-party dependencies, checks that
-forking is safe (one thread, CUDA not initialised, no project module imported), says
-so on READY_FD, and serves jobs on SOCKET until it has been idle for IDLE seconds, its
-imports went stale (``freshness.py``), a job came from other mlsmoke code than CODE
-(``identity.mlsmoke_code``), its socket was taken away, or it is stopped
-(SIGTERM, ``mlsmoke worker stop``). A job's process group is killed when the job ends
-and when its hook goes away before that.
+Started by the first hook that needs it (``client.py``) as ``python -c <bootstrap> ...
+mlsmoke.warm.server SOCKET ROOT IDLE READY_FD PRELOAD CODE FIRST_USE``. It imports torch
+and the project's third-party dependencies, checks that forking is safe (one thread,
+CUDA not initialised, no project module imported), says so on READY_FD, and serves jobs
+on SOCKET until it has been idle for IDLE seconds, its imports went stale
+(``freshness.py``), a job came from other mlsmoke code than CODE
+(``identity.mlsmoke_code``), its socket was taken away, or it is stopped (SIGTERM,
+``mlsmoke worker stop``). A job's process group is killed when the job ends and when its
+hook goes away before that. FIRST_USE, and each job's ``first_use``, name what to import
+once idle (``first_use.py``); a job with ``"wait": false`` is refused (``busy``) rather
+than kept waiting for those imports.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ def main(argv: Sequence[str]) -> int:
         listener,
         freshness.stamp(socket_path),
         code=argv[5] if len(argv) > 5 else "",
+        first_use=FirstUse(json.loads(argv[6]) if len(argv) > 6 else ()),
     )
     _say(ready, {"ready": os.getpid()})
     return _serve(worker)
@@ -240,12 +243,18 @@ def _answer(worker: _Worker, request: dict[str, Any]) -> dict[str, Any]:
         "idle_for": 0.0 if worker.jobs else _idle_for(worker),
         "idle_limit": worker.idle,
         "retiring": worker.retiring,
+        "importing": worker.first_use.importing,
     }
 
 
 def _start_job(
     worker: _Worker, connection: Connection, job: dict[str, Any], fds: list[int]
 ) -> None:
+    worker.first_use.add(job.get("first_use", ()))
+    if worker.first_use.importing and not job.get("wait", True):
+        connection.send({"busy": "importing what a first use needs"})
+        connection.close()
+        return
     if worker.first_use.running:
         _finish_first_use(worker)
     changed = freshness.first_change(worker.snapshot)

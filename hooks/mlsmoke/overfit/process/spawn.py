@@ -27,6 +27,7 @@ from mlsmoke.overfit.process.deaths import WorkerEnd, ended_early, timed_out
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.project_process import (
     ProjectProcess,
+    WorkerUse,
     start_project_process,
     warm_then_cold,
 )
@@ -41,6 +42,10 @@ STARTUP_LIMIT = 120.0
 KILL_GRACE = 2.5
 STOP_GRACE = 2.0  # for a stopped worker to exit before it is killed
 WORKER_MODULE = "mlsmoke.overfit.process.worker"
+# What a gate's job imports on first use, for the warm worker to import while idle:
+# every torch.optim optimizer imports torch._dynamo on its first add_param_group
+# (torch's lazy _disable_dynamo), at about the cost of `import torch`.
+FIRST_USE = ("torch._dynamo", WORKER_MODULE, "mlsmoke.overfit.gate")
 
 
 def run_worker(
@@ -79,7 +84,7 @@ def _run_once(
     gates: list[GateSettings],
     device: str | None,
     verbose: bool,
-    warm: bool,
+    warm: WorkerUse,
 ) -> tuple[list[Result], dict[str, Any], WorkerEnd]:
     with scratch_directory("overfit") as scratch:
         request, answer = Path(scratch, "request.json"), Path(scratch, "result.json")
@@ -122,17 +127,17 @@ def spawn(
     args: list[str],
     output: Path,
     module: str = WORKER_MODULE,
-    warm: bool = False,
+    warm: WorkerUse = WorkerUse.NONE,
 ) -> WorkerEnd:
     """Run ``module``'s main(args + [progress fd]) in ``python`` (forked from the warm
-    worker when ``warm``), in a process group of its own, under the watchdog: each
+    worker as ``warm`` allows), in a process group of its own, under the watchdog: each
     ``{"gate", "start": timeout}`` line it sends gives it that long; Ctrl-C, SIGTERM
     and SIGHUP are passed on and it is reaped."""
     read_end, write_end = os.pipe()
     with output.open("wb") as sink:
         try:
             worker = start_project_process(
-                root, python, module, args, sink.fileno(), write_end, warm
+                root, python, module, args, sink.fileno(), write_end, warm, FIRST_USE
             )
         except OSError as error:
             os.close(read_end)

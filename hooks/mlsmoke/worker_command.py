@@ -1,7 +1,7 @@
 """``mlsmoke worker start|status|stop``: the warm workers of this user.
 
-``start`` starts the worker of the project in the working directory and returns at
-once (``start.py``: the ``warm-worker`` hook). ``status`` lists this user's workers,
+``start`` starts the worker of the project in the working directory and returns at once
+(``worker_start.py``: the ``warm-worker`` hook). ``status`` lists this user's workers,
 those of the project in the working directory first (each with its pid, project,
 interpreter, resident memory, jobs, idle time); ``stop`` stops them all, or with
 ``--project DIR`` the workers of that project only. A worker is this user's when the
@@ -27,7 +27,7 @@ from mlsmoke.warm.identity import runtime_directory
 from mlsmoke.warm.memory import describe_bytes, process_resident_bytes
 from mlsmoke.warm.protocol import Connection
 from mlsmoke.warm.settings import worker_settings
-from mlsmoke.warm.start import start_in_background
+from mlsmoke.worker_start import start_in_background
 
 ANSWER_SECONDS = 5.0
 
@@ -86,6 +86,8 @@ def describe(answer: dict[str, Any]) -> str:
         lines.append(
             f"  idle {answer['idle_for']:.0f} s of {answer['idle_limit']:.0f} s"
         )
+    if answer.get("importing"):
+        lines.append("  importing what its jobs use on first use")
     if answer.get("retiring"):
         lines.append(f"  retiring: {answer['retiring']}")
     return "\n".join(lines)

@@ -10,6 +10,9 @@ pre-commit, that process then runs the gate ahead (``overfit/process/ahead.py``)
 Whatever goes wrong is silent and exit 0: the hooks then start the worker, or their own
 processes, as they would have anyway. With the worker off (``MLSMOKE_WORKER=0``, the
 config, a platform without a safe fork) it does nothing.
+
+The worker (``warm/``) knows none of its callers: this hook tells it what their jobs
+import on first use (:data:`first_use`), for it to import while idle.
 """
 
 from __future__ import annotations
@@ -22,6 +25,15 @@ from mlsmoke.interpreter import project_candidates
 from mlsmoke.overfit.process import ahead
 from mlsmoke.warm.client import ensure_worker
 from mlsmoke.warm.settings import worker_settings
+
+
+def first_use() -> tuple[str, ...]:
+    """What the jobs of the hooks that use the worker import on first use."""
+    from mlsmoke.doctests.supervise import FIRST_USE as DOCTEST
+    from mlsmoke.overfit.process.spawn import FIRST_USE as GATE
+    from mlsmoke.torch_lint.main import FIRST_USE as TORCHFIX, JOB_MODULE
+
+    return (*GATE, *DOCTEST, *TORCHFIX, JOB_MODULE)
 
 
 def start_in_background(root: Path, gate: bool = True) -> int:
@@ -62,9 +74,15 @@ def _detach(keep: int | None) -> None:
 
 
 def _start(root: Path, idle: float) -> bool:
+    python = project_python(root)
+    return python is not None and ensure_worker(root, python, idle, first_use())
+
+
+def project_python(root: Path) -> Path | None:
+    """The interpreter the gate would use, whose worker this hook starts; None when
+    none imports torch (the hooks will say so)."""
     try:
         candidates = project_candidates(root, configured_python(root, "overfit", None))
-        python = first_that_imports(candidates, ["torch"])
-    except Exception:  # no interpreter with torch: the hooks will say so
-        return False
-    return ensure_worker(root, python.path, idle)
+        return first_that_imports(candidates, ["torch"]).path
+    except Exception:
+        return None

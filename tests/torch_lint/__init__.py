@@ -1,0 +1,1 @@
+"""The torchfix hook's tests."""
