@@ -19,7 +19,7 @@ from pathlib import Path
 from mlsmoke.config import find_project_root
 from mlsmoke.errors import EXIT_FAILED, EXIT_OK, UsageError
 from mlsmoke.overfit.process.options import check_gate_options, write_json
-from mlsmoke.suites import session, settings as schema
+from mlsmoke.suites import passed_stamp, session, settings as schema
 from mlsmoke.suites.process import evaluate_in_project
 from mlsmoke.suites.suite_file import read_directory
 
@@ -47,6 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--json", metavar="PATH", help="write the outcome as JSON")
         sub.add_argument("-v", "--verbose", action="store_true",
                          help="show the project's own output")  # fmt: skip
+    check.add_argument(
+        "--if-changed", action="store_true",
+        help="only when the checkpoint, the suites or the configuration changed since"
+        " the last pass (the pre-push hook); no checkpoint file: nothing to check",
+    )  # fmt: skip
     check.add_argument("filenames", nargs="*", help=argparse.SUPPRESS)
     return parser
 
@@ -103,6 +108,14 @@ def _check(
     directory: Path,
     args: argparse.Namespace,
 ) -> int:
+    if args.if_changed and not checkpoint.is_file():
+        print(f"suites check: no checkpoint at {_shown(root, checkpoint)}; nothing"
+              " to check")  # fmt: skip
+        return EXIT_OK
+    stamp = passed_stamp.stamp(root, checkpoint, directory)
+    if args.if_changed and passed_stamp.passed_before(root, stamp):
+        print(f"suites check: {_shown(root, checkpoint)} passed before, unchanged")
+        return EXIT_OK
     suites = read_directory(directory)  # a bad suite file fails before evaluating
     evaluation = evaluate_in_project(root, settings, checkpoint, key, args.device,
                                      args.verbose)  # fmt: skip
@@ -111,7 +124,12 @@ def _check(
     print(checked.report())
     if args.json:
         write_json(Path(args.json), checked.to_json())
-    return EXIT_OK if checked.passed else EXIT_FAILED
+    if not checked.passed:
+        return EXIT_FAILED
+    unkept = passed_stamp.remember_pass(root, stamp, evaluation.checkpoint)
+    if unkept and args.if_changed:
+        print(f"suites check: the pass is not kept: {unkept}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _shown(root: Path, path: Path) -> Path:
