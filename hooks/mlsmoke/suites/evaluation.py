@@ -20,12 +20,14 @@ from mlsmoke.overfit.training.evidence import ProjectProblem
 from mlsmoke.overfit.training.instruments import user_traceback
 from mlsmoke.suites import metrics
 from mlsmoke.suites.checkpoint import file_sha256, load_checkpoint
-from mlsmoke.suites.hashing import content_hash
+from mlsmoke.suites.hashing import batch_hashes, content_hash
 from mlsmoke.suites.problem import SuitesProblem
 from mlsmoke.suites.project_objects import ProjectObjects, build_model
 from mlsmoke.suites.records import Evaluation, Example
 from mlsmoke.suites.settings import SUITE_NAME, SuitesSettings
 
+# Slice names already found valid: a dataset has few, and each example names one.
+_CHECKED_NAMES: set[str] = set()
 # (examples done, of how many, mean loss so far)
 Progress = Callable[[int, int, float], None]
 
@@ -76,10 +78,14 @@ def _evaluate_batch(
     device: str,
 ) -> tuple[list[Example], dict[int, tuple[float, int]]]:
     items = [_item(objects.dataset, index, settings) for index in indices]
-    hashes = [content_hash(item) for item in items]
     slices = [_slice_of(objects, item, index, settings) for item, index in
               zip(items, indices)]  # fmt: skip
     batch = _collate(objects, items, settings)
+    hashes = None
+    if objects.collate is torch.utils.data.default_collate:
+        hashes = batch_hashes(batch, len(items))  # every row at once
+    if hashes is None:
+        hashes = [content_hash(item) for item in items]
     batch = batch_to(batch, device, None)
     try:
         outputs, labels = metrics.forward(model, batch)
@@ -184,9 +190,12 @@ def _slice_of(
     if name is None:
         return None
     text = str(name)
+    if text in _CHECKED_NAMES:
+        return text
     if not SUITE_NAME.match(text):
         raise SuitesProblem(
             f"{key}: gave {name!r} for example {index}; a slice name becomes a file"
             " name: letters, digits, '.', '_' and '-' (up to 64)"
         )
+    _CHECKED_NAMES.add(text)
     return text

@@ -68,11 +68,14 @@ def _example_json(example: dict[str, Any]) -> dict[str, Any]:
 
 
 def _deep_number(value: Any) -> Any:
-    if isinstance(value, dict):
+    kind = type(value)
+    if kind is float:
+        return number(value)
+    if kind is dict:
         return {k: _deep_number(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if kind is list and any(type(v) is not int for v in value):
         return [_deep_number(v) for v in value]
-    return number(value)
+    return value  # ints, strings, None, lists of ints (token labels)
 
 
 def render(suite: SuiteFile) -> str:
@@ -91,10 +94,15 @@ def file_name(suite: str) -> str:
 
 
 def write(directory: Path, suite: SuiteFile) -> Path:
+    """Write ``suite``'s file, atomically; a file that already holds these bytes is
+    left as it is (a re-record of the same checkpoint touches nothing)."""
     path = directory / file_name(suite.name)
+    data = render(suite).encode()
     try:
+        if path.is_file() and path.read_bytes() == data:
+            return path
         directory.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, render(suite).encode(), 0o644)
+        write_atomically(path, data, 0o644)
     except OSError as error:
         raise MlsmokeError(f"{path}: cannot write: {error.strerror}") from None
     return path
