@@ -133,3 +133,24 @@ def test_the_gate_model_is_shared(tmp_path: Path) -> None:
     assert loaded.by_hand[0].indices == [2, 4]
     assert loaded.tolerance_of("issue-123") == 0.0
     assert loaded.tolerance_of("hard") == schema.DEFAULT_TOLERANCE
+
+
+def test_record_writes_hand_suites_with_their_note(tmp_path: Path) -> None:
+    from mlsmoke.suites import session
+
+    settings = schema.SuitesSettings(
+        model="m:f", dataset="d:f", hard=2,
+        by_hand=[schema.HandSuite("issue-123", [1, 3], "the example behind #123")],
+    )  # fmt: skip
+    recorded = session.record(settings, evaluation([1.0, 0.0, 1.0, 0.5]), tmp_path)
+    names = sorted(path.name for path in tmp_path.iterdir())
+    assert names == ["hard.json", "issue-123.json", "whole-set.json", "wrong.json"]
+    hand = read(tmp_path / "issue-123.json")
+    assert hand.note == "the example behind #123" and hand.kind == "by-hand"
+    assert [e["index"] for e in hand.examples] == [1, 3]
+    assert [e["index"] for e in read(tmp_path / "hard.json").examples] == [1, 3]
+    assert recorded.label_issues == []  # no probabilities: no hint
+    stale = tmp_path / "slice-gone.json"
+    stale.write_text(render(suite("slice-gone", {0: 1.0})))
+    again = session.record(settings, evaluation([1.0, 0.0, 1.0, 0.5]), tmp_path)
+    assert again.removed == [stale] and not stale.exists()
