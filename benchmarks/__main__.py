@@ -36,6 +36,7 @@ ORDER = (
     "reliability",
     "init",
     "adopt",
+    "suites",
 )
 
 

@@ -28,6 +28,7 @@ from mlsmoke.doctests import settings as doctest_settings
 from mlsmoke.new import UPSTREAM_URL
 from mlsmoke.overfit.process import settings as overfit_settings
 from mlsmoke.profile import settings as profile_settings
+from mlsmoke.suites import settings as suites_settings
 from mlsmoke.strict_mode import settings as strict_mode_settings
 
 try:
@@ -172,6 +173,7 @@ CONFIGURATION_TABLES = {
     "tool.mlsmoke.doctest": tuple(doctest_settings.SCHEMA),
     "tool.mlsmoke.overfit": tuple(overfit_settings.GATE_SCHEMA),
     "tool.mlsmoke.profile": tuple(profile_settings.SCHEMA),
+    "tool.mlsmoke.suites": (*suites_settings.SCHEMA, *suites_settings.HAND_SCHEMA),
 }
 
 

@@ -33,6 +33,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "mlsmoke.profile.main",
         "profile the training step: where the time goes, what to change, a trace",
     ),
+    "suites": (
+        "mlsmoke.suites.main",
+        "record regression suites of hard examples; check a checkpoint against them",
+    ),
     "new": (
         "mlsmoke.new",
         "scaffold a PyTorch project from mlsmoke's cookiecutter template",

@@ -36,10 +36,17 @@ DEFAULT_FILES = {
     "src/spiral_classifier/data.py",
     "src/spiral_classifier/model.py",
     "src/spiral_classifier/recipe.py",
+    "suites/hard.json",
+    "suites/slice-arm-0.json",
+    "suites/slice-arm-1.json",
+    "suites/slice-arm-2.json",
+    "suites/whole-set.json",
+    "suites/wrong.json",
     "tests/test_data.py",
     "tests/test_memorize.py",
     "tests/test_model.py",
     "tests/test_recipe.py",
+    "tests/test_suites.py",
     "train.py",
 }
 

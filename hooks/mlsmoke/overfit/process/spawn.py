@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,6 +47,8 @@ WORKER_MODULE = "mlsmoke.overfit.process.worker"
 # every torch.optim optimizer imports torch._dynamo on its first add_param_group
 # (torch's lazy _disable_dynamo), at about the cost of `import torch`.
 FIRST_USE = ("torch._dynamo", WORKER_MODULE, "mlsmoke.overfit.gate")
+# (name, step, of how many, loss, steps/s) -> the live line drawn on a terminal
+ProgressLine = Callable[[str, int, int, float, float], str]
 
 
 def run_worker(
@@ -128,6 +131,7 @@ def spawn(
     output: Path,
     module: str = WORKER_MODULE,
     warm: WorkerUse = WorkerUse.NONE,
+    line: ProgressLine = progress_line,
 ) -> WorkerEnd:
     """Run ``module``'s main(args + [progress fd]) in ``python`` (forked from the warm
     worker as ``warm`` allows), in a process group of its own, under the watchdog: each
@@ -147,7 +151,7 @@ def spawn(
         finally:
             os.close(write_end)
         watchdog = Watchdog(worker.kill, STARTUP_LIMIT)
-        progress = _ProgressDrawer(os.fdopen(read_end), gates, watchdog)
+        progress = _ProgressDrawer(os.fdopen(read_end), gates, watchdog, line)
         progress.start()
         watchdog.start()
         try:
@@ -192,8 +196,10 @@ class _ProgressDrawer(threading.Thread):
         stream: IO[str],
         gates: list[GateSettings],
         watchdog: Watchdog | None = None,
+        line: ProgressLine = progress_line,
     ) -> None:
         super().__init__(daemon=True)
+        self.line = line
         self.stream = stream
         self.max_steps = {gate.name: gate.max_steps for gate in gates}
         self.live = sys.stderr.isatty()
@@ -221,9 +227,8 @@ class _ProgressDrawer(threading.Thread):
                 now = time.monotonic()
                 started.setdefault(gate, now)
                 rate = step / (now - started[gate]) if now > started[gate] else 0.0
-                text = progress_line(
-                    gate, step, self.max_steps.get(gate, 0), loss, rate
-                )
+                of = event.get("of", self.max_steps.get(gate, 0))
+                text = self.line(gate, step, of, loss, rate)
                 sys.stderr.write(f"\r\033[K{text}")
                 sys.stderr.flush()
                 drawn = True

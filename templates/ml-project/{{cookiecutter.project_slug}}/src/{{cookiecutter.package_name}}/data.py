@@ -2,7 +2,8 @@
 
 Generated, not downloaded, so a test or a commit hook can build a batch anywhere.
 ``train_loader`` is the training pipeline: train.py trains on it, and the overfit-batch
-gate memorizes its first batch.
+gate memorizes its first batch. ``eval_set`` and ``arm`` are the regression suites'
+evaluation set and slices (``[tool.mlsmoke.suites]``).
 
 >>> x, y = next(iter(train_loader(TrainConfig(batch_size=8))))
 >>> x.shape, y.shape
@@ -49,6 +50,29 @@ def train_loader(config: TrainConfig | None = None) -> DataLoader:
         num_workers=config.num_workers,
         generator=torch.Generator().manual_seed(config.seed),
     )
+
+
+def eval_set(seed: int = 1) -> TensorDataset:
+    """The evaluation set ``(x, y)`` the regression suites (``suites/``) are recorded
+    on: 512 points train.py never trains on. Rounded to 4 decimals, so that every
+    machine makes the same bytes (a sine may differ in its last bit between CPUs) and
+    each example keeps its content hash.
+
+    >>> x, y = eval_set()[0]
+    >>> x.shape, int(y)
+    (torch.Size([2]), 0)
+    """
+    points, labels = spirals(512, seed=seed)  # (N, 2), (N,)
+    return TensorDataset(points.round(decimals=4), labels)
+
+
+def arm(example: tuple[torch.Tensor, torch.Tensor]) -> str:
+    """The suite slice of one example: its spiral arm.
+
+    >>> arm((torch.zeros(2), torch.tensor(2)))
+    'arm-2'
+    """
+    return f"arm-{int(example[1])}"
 
 
 def example_batch(

@@ -1,0 +1,201 @@
+"""One checkpoint evaluated on the whole dataset, in batches, on the CPU or a GPU:
+per example its content hash, loss, score, prediction, probabilities and slice.
+
+A plain evaluation loop (model.eval(), inference mode, batches of ``batch-size``
+examples taken by index), with the bookkeeping beside it: hashing each example and
+turning each batch's figures into Python values once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from mlsmoke.overfit.training.device import batch_to, resolve_device
+from mlsmoke.overfit.training.evidence import ProjectProblem
+from mlsmoke.overfit.training.instruments import user_traceback
+from mlsmoke.suites import metrics
+from mlsmoke.suites.checkpoint import file_sha256, load_checkpoint
+from mlsmoke.suites.hashing import batch_hashes, content_hash
+from mlsmoke.suites.problem import SuitesProblem
+from mlsmoke.suites.project_objects import ProjectObjects, build_model
+from mlsmoke.suites.records import Evaluation, Example
+from mlsmoke.suites.settings import SUITE_NAME, SuitesSettings
+
+# Slice names already found valid: a dataset has few, and each example names one.
+_CHECKED_NAMES: set[str] = set()
+# (examples done, of how many, mean loss so far)
+Progress = Callable[[int, int, float], None]
+
+
+def evaluate(
+    settings: SuitesSettings,
+    objects: ProjectObjects,
+    checkpoint: Path,
+    checkpoint_key: str,
+    device: str | None = None,
+    progress: Progress | None = None,
+) -> Evaluation:
+    started = time.perf_counter()
+    where = _device(settings, device)
+    model = build_model(objects, settings.key_path("model"))
+    model = load_checkpoint(model, checkpoint, checkpoint_key, objects.load,
+                            settings.key_path("load"))  # fmt: skip
+    model.to(where).eval()
+    examples: list[Example] = []
+    sums: dict[int, list[float]] = {}
+    size = _length(objects.dataset, settings.key_path("dataset"))
+    with torch.inference_mode():
+        for start in range(0, size, settings.batch_size):
+            indices = range(start, min(start + settings.batch_size, size))
+            batch_examples, batch_sums = _evaluate_batch(
+                settings, objects, model, indices, where
+            )
+            examples += batch_examples
+            for cls, (total, count) in batch_sums.items():
+                entry = sums.setdefault(cls, [0.0, 0])
+                entry[0] += total
+                entry[1] += count
+            if progress is not None:
+                losses = [example.loss for example in batch_examples]
+                progress(len(examples), size, sum(losses) / max(len(losses), 1))
+    confidence = {
+        str(cls): total / count for cls, (total, count) in sums.items() if count
+    }
+    return Evaluation(examples, where, time.perf_counter() - started, str(checkpoint),
+                      file_sha256(checkpoint), confidence)  # fmt: skip
+
+
+def _evaluate_batch(
+    settings: SuitesSettings,
+    objects: ProjectObjects,
+    model: torch.nn.Module,
+    indices: range,
+    device: str,
+) -> tuple[list[Example], dict[int, tuple[float, int]]]:
+    items = [_item(objects.dataset, index, settings) for index in indices]
+    slices = [_slice_of(objects, item, index, settings) for item, index in
+              zip(items, indices)]  # fmt: skip
+    batch = _collate(objects, items, settings)
+    hashes = None
+    if objects.collate is torch.utils.data.default_collate:
+        hashes = batch_hashes(batch, len(items))  # every row at once
+    if hashes is None:
+        hashes = [content_hash(item) for item in items]
+    batch = batch_to(batch, device, None)
+    try:
+        outputs, labels = metrics.forward(model, batch)
+    except Exception as error:
+        raise SuitesProblem(
+            f"{settings.key_path('model')}: the forward on examples {indices.start}-"
+            f"{indices.stop - 1} raised {type(error).__name__}: {error}",
+            user_traceback(error),
+        ) from None
+    figures = metrics.default_figures(metrics.logits_of(outputs), labels)
+    count = len(indices)
+    losses = _values(objects.loss, "loss", figures, settings, outputs, batch, count)
+    scores = _values(objects.score, "score", figures, settings, outputs, batch, count)
+    examples = [
+        Example(index, digest, loss, score,
+                figures.prediction[row] if figures else None,
+                figures.label[row] if figures else None,
+                figures.weakest[row] if figures else None, slice_)
+        for row, (index, digest, loss, score, slice_) in enumerate(
+            zip(indices, hashes, losses, scores, slices))
+    ]  # fmt: skip
+    return examples, figures.confidence_sums if figures else {}
+
+
+def _values(
+    project: Callable[..., Any] | None,
+    name: str,
+    figures: metrics.PerExample | None,
+    settings: SuitesSettings,
+    outputs: Any,
+    batch: Any,
+    count: int,
+) -> list[float]:
+    key = settings.key_path(name)
+    if project is not None:
+        return metrics.project_values(project, key, outputs, batch, count)
+    if figures is None:
+        raise SuitesProblem(
+            f"{key}: missing, and the default needs a classifier's logits (B, C)"
+            " with labels (B,), or a token model's (B, T, C) with labels (B, T);"
+            f' set {name} = "package.module:function" taking (outputs, batch) and'
+            " returning one value per example"
+        )
+    return getattr(figures, name)
+
+
+def _device(settings: SuitesSettings, device: str | None) -> str:
+    try:
+        return resolve_device(device or settings.device)
+    except ProjectProblem as error:
+        key = "--device" if device else settings.key_path("device")
+        raise SuitesProblem(f"{key}: {error}") from None
+
+
+def _length(dataset: Any, key: str) -> int:
+    try:
+        return len(dataset)
+    except Exception as error:
+        raise SuitesProblem(
+            f"{key}: len() raised {type(error).__name__}: {error}"
+        ) from None
+
+
+def _item(dataset: Any, index: int, settings: SuitesSettings) -> Any:
+    try:
+        return dataset[index]
+    except Exception as error:
+        raise SuitesProblem(
+            f"{settings.key_path('dataset')}: dataset[{index}] raised"
+            f" {type(error).__name__}: {error}",
+            user_traceback(error),
+        ) from None
+
+
+def _collate(
+    objects: ProjectObjects, items: list[Any], settings: SuitesSettings
+) -> Any:
+    try:
+        return objects.collate(items)
+    except Exception as error:
+        key = settings.key_path("collate" if settings.collate else "dataset")
+        raise SuitesProblem(
+            f"{key}: collating {len(items)} examples raised {type(error).__name__}:"
+            f" {error}",
+            user_traceback(error),
+        ) from None
+
+
+def _slice_of(
+    objects: ProjectObjects, item: Any, index: int, settings: SuitesSettings
+) -> str | None:
+    if objects.slice is None:
+        return None
+    key = settings.key_path("slice")
+    try:
+        name = objects.slice(item)
+    except Exception as error:
+        raise SuitesProblem(
+            f"{key}: raised {type(error).__name__} on example {index}: {error}",
+            user_traceback(error),
+        ) from None
+    if name is None:
+        return None
+    text = str(name)
+    if text in _CHECKED_NAMES:
+        return text
+    if not SUITE_NAME.match(text):
+        raise SuitesProblem(
+            f"{key}: gave {name!r} for example {index}; a slice name becomes a file"
+            " name: letters, digits, '.', '_' and '-' (up to 64)"
+        )
+    _CHECKED_NAMES.add(text)
+    return text

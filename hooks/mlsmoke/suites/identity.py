@@ -1,0 +1,81 @@
+"""Example identity: an index and a content hash. A suite refers to the examples it
+was recorded on; when the dataset at those indices holds other content (edited,
+regenerated, reordered on disk), comparing would compare different examples, so the
+check stops and says which suite, which index, and where that content went."""
+
+from __future__ import annotations
+
+import hashlib
+
+from mlsmoke.errors import MlsmokeError
+from mlsmoke.suites.records import Evaluation
+from mlsmoke.suites.suite_file import WHOLE_SET, SuiteFile
+
+SHOWN = 3  # changed examples named in the message
+
+
+class DatasetChanged(MlsmokeError):
+    """The suites no longer refer to the same examples."""
+
+
+def fingerprint(hashes: list[str]) -> str:
+    """One digest of every example's content hash, in dataset order."""
+    return hashlib.sha256("\n".join(hashes).encode()).hexdigest()
+
+
+def verify(suites: list[SuiteFile], evaluation: Evaluation) -> None:
+    """DatasetChanged when a suite's examples are not where, or what, they were."""
+    now = [example.hash for example in evaluation.examples]
+    where_now: dict[str, int] = {}
+    for index, digest in enumerate(now):
+        where_now.setdefault(digest, index)
+    for suite in suites:
+        if suite.name == WHOLE_SET:
+            continue
+        changed = [
+            (example["index"], example["hash"])
+            for example in suite.examples
+            if example["index"] >= len(now) or now[example["index"]] != example["hash"]
+        ]
+        if changed:
+            raise DatasetChanged(_message(suite, changed, now, where_now))
+    whole = next((s for s in suites if s.name == WHOLE_SET), None)
+    if whole is not None and whole.recorded.get("fingerprint") != fingerprint(now):
+        size = whole.recorded.get("size")
+        raise DatasetChanged(
+            f'{whole.path}: suite {WHOLE_SET!r}, key "fingerprint": the dataset\'s'
+            f" content changed since the record ({size} examples then, {len(now)}"
+            " now); the whole-set baseline no longer applies: record the suites"
+            " again (mlsmoke suites record) if the change is meant"
+        )
+
+
+def _message(
+    suite: SuiteFile,
+    changed: list[tuple[int, str]],
+    now: list[str],
+    where_now: dict[str, int],
+) -> str:
+    moved = [(i, where_now[h]) for i, h in changed if h in where_now]
+    details = []
+    for index, digest in changed[:SHOWN]:
+        if index >= len(now):
+            details.append(f"#{index} is past the dataset's end ({len(now)} examples)")
+        elif digest in where_now:
+            details.append(f"#{index}'s content is now at #{where_now[digest]}")
+        else:
+            details.append(
+                f"#{index}'s content hash was {digest[:12]}, is {now[index][:12]}"
+            )
+    cause = (
+        "the dataset was reordered"
+        if len(moved) == len(changed)
+        else "the dataset's content changed"
+    )
+    return (
+        f'{suite.path}: suite {suite.name!r}, key "hash": {len(changed)} of its'
+        f" {len(suite.examples)} examples are not what was recorded ({cause}):"
+        f" {'; '.join(details)}. The suite no longer refers to the same examples:"
+        " restore the dataset's order and content, or record the suites again"
+        " (mlsmoke suites record) if the change is meant"
+    )

@@ -1,0 +1,156 @@
+"""The suites' decisions on plain values: the file format, the comparison with its
+tolerance and the global-shift check, the settings' messages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mlsmoke.errors import ConfigError
+from mlsmoke.suites import settings as schema
+from mlsmoke.suites.comparison import compare_all
+from mlsmoke.suites.records import Evaluation, Example
+from mlsmoke.suites.suite_file import (
+    SuiteFile,
+    SuiteFileError,
+    read,
+    read_directory,
+    render,
+    write,
+)
+
+
+def evaluation(scores: list[float]) -> Evaluation:
+    return Evaluation([Example(i, f"h{i}", 1.0 - s, s, int(s), 1)
+                       for i, s in enumerate(scores)])  # fmt: skip
+
+
+def suite(name: str, scores: dict[int, float]) -> SuiteFile:
+    examples = [{"index": i, "hash": f"h{i}", "label": 1, "prediction": int(s),
+                 "loss": 1.0 - s, "score": s} for i, s in scores.items()]  # fmt: skip
+    mean = sum(scores.values()) / len(scores)
+    return SuiteFile(name, "slice", "", {"score": mean, "loss": 1 - mean}, examples)
+
+
+SETTINGS = schema.SuitesSettings(model="m:f", dataset="d:f", tolerance=0.05)
+
+
+def test_a_drop_within_the_tolerance_holds() -> None:
+    recorded = [suite("whole-set", {i: 1.0 for i in range(20)}),
+                suite("slice-a", {i: 1.0 for i in range(20)})]  # fmt: skip
+    now = evaluation([1.0] * 19 + [0.0])  # slice-a: 0.95, drop 0.05 == tolerance
+    comparison = compare_all(recorded, now, SETTINGS)
+    assert comparison.passed
+    assert comparison.suites[0].flips[0].index == 19
+
+
+def test_a_suite_that_falls_alone_is_not_a_global_shift() -> None:
+    recorded = [suite("whole-set", {i: 1.0 for i in range(100)}),
+                suite("slice-a", {i: 1.0 for i in range(10)})]  # fmt: skip
+    now = evaluation([0.0] * 10 + [1.0] * 90)
+    comparison = compare_all(recorded, now, SETTINGS)
+    assert not comparison.passed
+    assert comparison.whole_set.regressed  # 0.1 > 0.05
+    assert comparison.suites[0].regressed and not comparison.suites[0].global_shift
+
+
+def test_a_suite_that_follows_the_whole_set_is_a_global_shift() -> None:
+    recorded = [suite("whole-set", {i: 1.0 for i in range(100)}),
+                suite("slice-a", {i: 1.0 for i in range(10)})]  # fmt: skip
+    now = evaluation([0.0 if i % 5 == 0 else 1.0 for i in range(100)])
+    comparison = compare_all(recorded, now, SETTINGS)
+    assert comparison.suites[0].regressed and comparison.suites[0].global_shift
+
+
+def test_suite_file_is_sorted_stable_and_round_trips(tmp_path: Path) -> None:
+    recorded = suite("slice-a", {3: 1.0, 1: 0.0, 2: 1 / 3})
+    text = render(recorded)
+    assert render(recorded) == text
+    assert (
+        text.index('"index": 1') < text.index('"index": 2') < text.index('"index": 3')
+    )
+    assert '"score": 0.333333' in text
+    path = write(tmp_path, recorded)
+    assert read(path).examples[0]["index"] == 1
+    assert json.loads(text)["version"] == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"version": 7}, "suite 'slice-a', key \"version\": version 7"),
+        ({"format": "other"}, 'key "format"'),
+        ({"examples": [{"index": 0}]}, 'examples[0]: key "hash" missing'),
+    ],
+)
+def test_a_foreign_suite_file_is_named(tmp_path: Path, change, message) -> None:
+    path = tmp_path / "slice-a.json"
+    path.write_text(json.dumps({**json.loads(render(suite("slice-a", {0: 1.0}))),
+                                **change}))  # fmt: skip
+    with pytest.raises(SuiteFileError, match=None) as raised:
+        read(path)
+    assert message in str(raised.value) and str(path) in str(raised.value)
+
+
+def test_no_record_is_named(tmp_path: Path) -> None:
+    with pytest.raises(SuiteFileError, match="run mlsmoke suites record first"):
+        read_directory(tmp_path / "suites")
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('model = "m:f"', "tool.mlsmoke.suites.dataset: missing"),
+        ('dataset = "d:f"', "tool.mlsmoke.suites.model: missing"),
+        ('model = "m:f"\ndataset = "d:f"\ntolerance = 2',
+         "tool.mlsmoke.suites.tolerance: expected a number from 0 to 1"),
+        ('model = "m:f"\ndataset = "d:f"\ntolerances = {hardest = 0.1}',
+         "tool.mlsmoke.suites.tolerances.hardest: no such suite"),
+        ('model = "m:f"\ndataset = "d:f"\n[tool.mlsmoke.suites.by-hand.hard]\n'
+         "indices = [1]", "tool.mlsmoke.suites.by-hand.hard: 'hard' is the name"),
+        ('model = "m:f"\ndataset = "d:f"\n[tool.mlsmoke.suites.by-hand.x]\nnote = "a"',
+         "tool.mlsmoke.suites.by-hand.x.indices: missing"),
+    ],
+)  # fmt: skip
+def test_settings_errors_name_the_key(tmp_path: Path, table: str, message: str):
+    (tmp_path / "pyproject.toml").write_text(f"[tool.mlsmoke.suites]\n{table}\n")
+    with pytest.raises(ConfigError) as raised:
+        schema.load(tmp_path)
+    assert message in str(raised.value)
+
+
+def test_the_gate_model_is_shared(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.mlsmoke.overfit]\nmodel = "pkg.model:build"\nbatch = "b:f"\n'
+        '[tool.mlsmoke.suites]\ndataset = "d:f"\n'
+        '[tool.mlsmoke.suites.by-hand.issue-123]\nindices = [4, 2]\nnote = "#123"\n'
+        "tolerance = 0.0\n"
+    )
+    loaded = schema.load(tmp_path)
+    assert loaded.model == "pkg.model:build"
+    assert loaded.by_hand[0].indices == [2, 4]
+    assert loaded.tolerance_of("issue-123") == 0.0
+    assert loaded.tolerance_of("hard") == schema.DEFAULT_TOLERANCE
+
+
+def test_record_writes_hand_suites_with_their_note(tmp_path: Path) -> None:
+    from mlsmoke.suites import session
+
+    settings = schema.SuitesSettings(
+        model="m:f", dataset="d:f", hard=2,
+        by_hand=[schema.HandSuite("issue-123", [1, 3], "the example behind #123")],
+    )  # fmt: skip
+    recorded = session.record(settings, evaluation([1.0, 0.0, 1.0, 0.5]), tmp_path)
+    names = sorted(path.name for path in tmp_path.iterdir())
+    assert names == ["hard.json", "issue-123.json", "whole-set.json", "wrong.json"]
+    hand = read(tmp_path / "issue-123.json")
+    assert hand.note == "the example behind #123" and hand.kind == "by-hand"
+    assert [e["index"] for e in hand.examples] == [1, 3]
+    assert [e["index"] for e in read(tmp_path / "hard.json").examples] == [1, 3]
+    assert recorded.label_issues == []  # no probabilities: no hint
+    stale = tmp_path / "slice-gone.json"
+    stale.write_text(render(suite("slice-gone", {0: 1.0})))
+    again = session.record(settings, evaluation([1.0, 0.0, 1.0, 0.5]), tmp_path)
+    assert again.removed == [stale] and not stale.exists()
