@@ -187,7 +187,7 @@ def _record(path: Path, settings: ExpectSettings, observed: Observed) -> int:
     )
     if (
         old is not None
-        and not lines
+        and not [line for line in lines if not line.startswith("=")]
         and suite_file.dumps(old) == suite_file.dumps(suite)
     ):
         print(f"expect: {path.name} unchanged ({len(expectations)} expectations)")
