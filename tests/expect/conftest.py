@@ -10,7 +10,7 @@ import expect_loaders as loaders
 import pytest
 
 from mlsmoke.expect.api import observe
-from mlsmoke.expect.check import check
+from mlsmoke.expect.checking import check
 from mlsmoke.expect.kinds.base import Failure
 from mlsmoke.expect.record import infer
 from mlsmoke.expect.suite_file import Suite

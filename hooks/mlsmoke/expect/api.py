@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsmoke.expect import suite_file
-from mlsmoke.expect.check import check as check_suite
+from mlsmoke.expect.checking import check as check_suite
 from mlsmoke.expect.kinds.base import Failure, Observed
 from mlsmoke.expect.report import verdict
 from mlsmoke.expect.session import read_batches

@@ -24,7 +24,7 @@ from mlsmoke.config import find_project_root
 from mlsmoke.errors import ConfigError, EnvironmentProblem
 from mlsmoke.expect import suite_file
 from mlsmoke.expect.cache import CacheNotWritten, PassCache, check_key
-from mlsmoke.expect.check import check
+from mlsmoke.expect.checking import check
 from mlsmoke.expect.kinds.base import Observed
 from mlsmoke.expect.merge import merge
 from mlsmoke.expect.record import FACTOR, infer
