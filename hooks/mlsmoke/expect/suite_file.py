@@ -75,7 +75,25 @@ def dumps(suite: Suite) -> str:
         "format": FORMAT,
         "recorded": suite.recorded,
     }
-    return json.dumps(data, sort_keys=True, indent=2) + "\n"
+    return _stable(data, 0) + "\n"
+
+
+def _stable(value: Any, depth: int) -> str:
+    """JSON with sorted keys and two-space indents, a list of plain values (a band,
+    a shape) on one line, so that a diff shows one changed figure as one line."""
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if isinstance(value, dict) and value:
+        items = [
+            f"{inner}{json.dumps(str(key))}: {_stable(value[key], depth + 1)}"
+            for key in sorted(value)
+        ]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+        if all(isinstance(v, list) for v in value) and depth > 1:
+            return "[" + ", ".join(_stable(v, depth + 1) for v in value) + "]"
+        items = [f"{inner}{_stable(v, depth + 1)}" for v in value]
+        return "[\n" + ",\n".join(items) + f"\n{pad}]"
+    return json.dumps(value)
 
 
 def write(suite: Suite) -> None:

@@ -28,13 +28,13 @@ def infer(observed: Observed, factor: float) -> list[dict[str, Any]]:
             else:
                 low = max(1, math.floor(min(lengths) / factor))
                 pattern.append([low, math.ceil(max(lengths) * factor)])
-        seen = sorted({"x".join(map(str, s[1:])) for s in shapes})
+        seen = sorted({" x ".join(map(str, ["B", *s[1:]])) for s in shapes})
         found.append(
             {
                 "kind": KIND,
                 "field": name,
                 "shape": pattern,
-                "from": f"B x {', '.join(seen)} in {len(shapes)} batches",
+                "from": f"{', '.join(seen)} in {len(shapes)} batches",
             }
         )
     return found
