@@ -19,7 +19,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-MLSMOKE_HOOK_IDS = ("warm-worker", "bash-strict-mode", "doctest", "overfit-batch")
+MLSMOKE_HOOK_IDS = (
+    "warm-worker",
+    "bash-strict-mode",
+    "doctest",
+    "overfit-batch",
+    "data-expectations",
+)
 HEADER = (
     "# Offline: no GitHub needed. Each third-party hook installs its pinned version\n"
     "# from the package index; mlsmoke's hooks come from a local repository."
