@@ -33,7 +33,9 @@ def _frame_fields(frame: Any) -> dict[str, torch.Tensor]:
     for column in frame.columns:
         values = frame[column].to_numpy()
         if values.dtype.kind in "biuf":
-            fields[str(column)] = torch.as_tensor(values)
+            fields[str(column)] = torch.tensor(
+                values
+            )  # a copy: frames may be read-only
     return fields
 
 
