@@ -25,6 +25,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from mlsmoke import __version__, config
 from mlsmoke.doctests import settings as doctest_settings
+from mlsmoke.expect import settings as expect_settings
 from mlsmoke.new import UPSTREAM_URL
 from mlsmoke.overfit.process import settings as overfit_settings
 from mlsmoke.profile import settings as profile_settings
@@ -174,6 +175,7 @@ CONFIGURATION_TABLES = {
     "tool.mlsmoke.overfit": tuple(overfit_settings.GATE_SCHEMA),
     "tool.mlsmoke.profile": tuple(profile_settings.SCHEMA),
     "tool.mlsmoke.suites": (*suites_settings.SCHEMA, *suites_settings.HAND_SCHEMA),
+    "tool.mlsmoke.expect": tuple(expect_settings.SCHEMA),
 }
 
 

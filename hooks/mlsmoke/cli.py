@@ -29,6 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "mlsmoke.overfit.process.main",
         "train the project's model on one batch and fail unless it memorizes it",
     ),
+    "expect": (
+        "mlsmoke.expect.main",
+        "check the project's batches against expectations.json; --record infers it",
+    ),
     "profile": (
         "mlsmoke.profile.main",
         "profile the training step: where the time goes, what to change, a trace",

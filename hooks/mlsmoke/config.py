@@ -29,8 +29,16 @@ PYPROJECT = "pyproject.toml"
 TOOL_PATH = "tool.mlsmoke"
 # What [tool.mlsmoke] may hold: the shared interpreter and one table per hook. A
 # misspelt table (`strict_mode`) would otherwise be ignored without a word.
-TOOL_KEYS = ("python", "strict-mode", "doctest", "overfit", "worker", "profile",
-             "suites")  # fmt: skip
+TOOL_KEYS = (
+    "python",
+    "strict-mode",
+    "doctest",
+    "overfit",
+    "worker",
+    "profile",
+    "expect",
+    "suites",
+)
 
 Parser = Callable[[Any, str], Any]
 

@@ -25,6 +25,7 @@ MLSMOKE_HOOK_IDS = (
     "torchfix",
     "doctest",
     "overfit-batch",
+    "data-expectations",
 )
 HEADER = (
     "# Offline: no GitHub needed. Each third-party hook installs its pinned version\n"

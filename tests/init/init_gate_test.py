@@ -26,9 +26,15 @@ def test_model_and_batch_turn_the_gate_on_and_it_passes(
     config = (repo / ".pre-commit-config.yaml").read_text()
     assert "    -   id: overfit-batch\n" in config
     assert "# - id: overfit-batch" not in config
+    # Once the gate passed, the data expectations are recorded and their hook is on.
+    assert "expectations.json recorded; data-expectations is on" in adopted.init_output
+    assert (repo / "expectations.json").is_file()
+    assert "    -   id: data-expectations\n" in config
+    assert "data-expectations]" in config  # in ci: skip
     ran = pre_commit(adopted, "--all-files")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "overfit one batch" in ran.stdout
+    assert "data expectations" in ran.stdout
 
 
 def test_candidates_are_found_without_importing_the_project(tmp_path):

@@ -30,6 +30,7 @@ DEFAULT_FILES = {
     ".gitignore",
     ".pre-commit-config.yaml",
     "README.md",
+    "expectations.json",
     "pyproject.toml",
     "scripts/train.sh",
     "src/spiral_classifier/__init__.py",
@@ -199,9 +200,15 @@ def test_precommit_config_wires_every_hook_and_skips_two_on_precommit_ci(
             "torchfix",
             "doctest",
             "overfit-batch",
+            "data-expectations",
         ],
     }
-    assert config["ci"]["skip"] == ["warm-worker", "doctest", "overfit-batch"]
+    assert config["ci"]["skip"] == [
+        "warm-worker",
+        "doctest",
+        "overfit-batch",
+        "data-expectations",
+    ]
     assert config["ci"]["autoupdate_schedule"] in ("weekly", "monthly", "quarterly")
     text = config_path.read_text()
     for reason in ("no network", "no project environment", "250 MiB"):

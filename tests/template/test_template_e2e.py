@@ -70,6 +70,7 @@ EVERY_HOOK = {
     "bash strict mode",
     "doctest",
     "overfit one batch",
+    "data expectations",
 }
 
 
@@ -200,6 +201,14 @@ BUGS = {
         "",
         "overfit-batch",
         ("FAIL step-gradients-accumulate", "fix at train.py:"),
+    ),
+    # The template's expectations.json holds the recorded class range.
+    "labels-made-1-based": Bug(
+        DATA,
+        "labels = torch.arange(n) % n_classes",
+        "labels = torch.arange(n) % n_classes + 1",
+        "data-expectations",
+        ("labels are 1-based",),
     ),
     # TorchFix's TOR401, turned on by the project's .flake8.
     "loader-without-workers": Bug(

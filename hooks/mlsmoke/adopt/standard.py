@@ -23,6 +23,7 @@ TEMPLATE_CONFIG = Path("{{cookiecutter.project_slug}}") / CONFIG
 # The template's own layout: `- repo:` at column 2, its keys at 4; `- id:` at 6, 8.
 REPO_DASH, REPO_KEY, HOOK_DASH, HOOK_KEY = 2, 4, 6, 8
 GATE_HOOK = "overfit-batch"
+EXPECT_HOOK = "data-expectations"  # wired only once a suite is recorded
 CI_SKIP = ("warm-worker", "doctest", GATE_HOOK)
 # Hooks that start work the later hooks use: their repo goes first in `repos:`.
 FIRST_HOOKS = ("warm-worker",)

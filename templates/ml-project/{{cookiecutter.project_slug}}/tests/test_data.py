@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import torch
 
+from pathlib import Path
+
+from mlsmoke.expect import check
+
 from {{ cookiecutter.package_name }} import (
     ClassifierConfig,
     TrainConfig,
@@ -43,3 +47,9 @@ def test_same_seed_same_first_batch() -> None:
     first = next(iter(train_loader(TrainConfig(seed=5))))[0]
     assert torch.equal(first, next(iter(train_loader(TrainConfig(seed=5))))[0])
     assert not torch.equal(first, next(iter(train_loader(TrainConfig(seed=6))))[0])
+
+
+def test_batches_meet_the_recorded_expectations() -> None:
+    """expectations.json, recorded by `mlsmoke expect --record`: the same check as the
+    data-expectations hook, on the batches of this process."""
+    check(train_loader(), Path(__file__).parents[1] / "expectations.json")

@@ -1,0 +1,222 @@
+"""``mlsmoke expect``: check the project's batches against the recorded suite;
+``--record`` infers the suite (showing the diff against the one there, keeping hand
+edits).
+
+Exit 0 when every expectation held (or a cached pass matched) and after a record, 1
+when one failed or the project's loader raised, 2 on usage, configuration (a bad or
+newer suite file, named with its line) or environment errors. This side never imports
+torch: the batches are read in the project's interpreter (``worker.py``), forked from
+the warm worker when there is one, and a cached pass starts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mlsmoke.cache_files import settled
+from mlsmoke.config import find_project_root
+from mlsmoke.errors import ConfigError, EnvironmentProblem
+from mlsmoke.expect import suite_file
+from mlsmoke.expect.cache import CacheNotWritten, PassCache, check_key
+from mlsmoke.expect.checking import check
+from mlsmoke.expect.kinds.base import Observed
+from mlsmoke.expect.merge import merge
+from mlsmoke.expect.record import FACTOR, infer
+from mlsmoke.expect.report import verdict
+from mlsmoke.expect.settings import ExpectSettings, load_settings
+from mlsmoke.interpreter import (
+    configured_python,
+    first_that_imports,
+    project_candidates,
+)
+from mlsmoke.overfit.process.options import write_json
+from mlsmoke.overfit.process.spawn import spawn
+from mlsmoke.project_process import warm_then_cold
+from mlsmoke.scratch import scratch_directory
+
+WORKER = "mlsmoke.expect.worker"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mlsmoke expect",
+        description="Check the project's batches against the expectations recorded in"
+        " the suite (expectations.json). Configured in [tool.mlsmoke.expect].",
+    )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="infer the suite from the batches; shows the diff, keeps hand edits",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="run even if a cached pass matches"
+    )
+    parser.add_argument("--json", metavar="PATH", help="write the failures as JSON")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("filenames", nargs="*", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    root = find_project_root()
+    settings = load_settings(root)
+    suite_path = root / settings.suite
+    suite = None if args.record else suite_file.read(suite_path)
+    configured = configured_python(root, "expect", settings.python)
+    candidates = project_candidates(root, configured)
+    cache, key = PassCache(root), None
+    if suite is not None:
+        key = check_key(root, settings, candidates)
+        if not args.no_cache and cache.passed(key):
+            print(
+                f"expect: PASS (cached) {suite_path.name} held; nothing the loader"
+                " imports changed"
+            )
+            return 0
+    started = time.time()
+    outcome = read_in_project(root, settings, candidates, args.verbose)
+    observed = Observed(**outcome["observed"])
+    if suite is None:
+        return _record(suite_path, settings, observed)
+    failures = check(suite, observed)
+    if args.json:
+        write_json(Path(args.json), [failure.to_json() for failure in failures])
+    print(verdict(failures, len(suite.expectations), len(observed.batches), suite_path))
+    if failures:
+        return 1
+    _store(cache, key, outcome["sources"], root, started, len(suite.expectations))
+    return 0
+
+
+def read_in_project(
+    root: Path, settings: ExpectSettings, candidates: list, verbose: bool
+) -> dict[str, Any]:
+    """The worker's outcome; the project's errors are raised as ProjectFailed."""
+    python = first_that_imports(candidates, ["torch"])
+    if verbose:
+        print(
+            f"expect: reading batches in {python.path} ({python.origin})",
+            file=sys.stderr,
+        )
+    outcome = warm_then_cold(lambda warm: _run_once(root, python.path, settings, warm))
+    status = outcome.get("status")
+    if status == "config-error":
+        message = outcome["message"]
+        if outcome.get("traceback"):
+            message += "\n" + outcome["traceback"]
+        raise ConfigError(message)
+    if status != "ok":
+        raise ProjectFailed(outcome)
+    return outcome
+
+
+class ProjectFailed(EnvironmentProblem):
+    """The project's loader raised, or its interpreter died: exit 1, with the
+    project's traceback."""
+
+    exit_code = 1
+
+    def __init__(self, outcome: dict[str, Any]) -> None:
+        text = f"expect: FAIL {outcome['message']}"
+        if outcome.get("traceback"):
+            text += "\n" + outcome["traceback"]
+        super().__init__(text)
+
+
+def _run_once(root: Path, python: Path, settings: ExpectSettings, warm: bool) -> dict:
+    with scratch_directory("expect") as scratch:
+        request, answer = Path(scratch, "request.json"), Path(scratch, "result.json")
+        request.write_text(
+            json.dumps({"root": str(root), "settings": settings.to_json()})
+        )
+        output = Path(scratch, "output.txt")
+        end = spawn(
+            root,
+            python,
+            [],
+            [str(request), str(answer)],
+            output,
+            module=WORKER,
+            warm=warm,
+        )
+        if end.code == 130:
+            raise KeyboardInterrupt
+        try:
+            return json.loads(answer.read_text())
+        except (OSError, ValueError):
+            return _ended_early(python, end, output, settings.timeout)
+
+
+def _ended_early(python: Path, end: Any, output: Path, timeout: float) -> dict:
+    tail = output.read_text(errors="replace").rstrip().splitlines()[-40:]
+    if end.timed_out_after is not None:
+        message = (
+            f"the batches were not read within the timeout ({timeout:g} s,"
+            " tool.mlsmoke.expect.timeout)"
+        )
+    elif end.code < 0:
+        message = f"{python} was killed by signal {-end.code} while reading the batches"
+    else:
+        message = f"{python} exited with code {end.code} while reading the batches"
+    return {
+        "status": "killed",
+        "message": message,
+        "traceback": "\n".join(tail) or None,
+    }
+
+
+def _record(path: Path, settings: ExpectSettings, observed: Observed) -> int:
+    inferred = infer(observed, FACTOR)
+    old = suite_file.read(path) if path.exists() else None
+    expectations, lines = merge(old.expectations if old else [], inferred)
+    recorded = {
+        "batch": settings.batch,
+        "batches": len(observed.batches),
+        "seed": settings.seed,
+        "validation": settings.validation,
+    }
+    suite = suite_file.Suite(
+        path, expectations, old.factor if old else FACTOR, recorded
+    )
+    if (
+        old is not None
+        and not [line for line in lines if not line.startswith("=")]
+        and suite_file.dumps(old) == suite_file.dumps(suite)
+    ):
+        print(f"expect: {path.name} unchanged ({len(expectations)} expectations)")
+        return 0
+    for line in lines if old is not None else []:
+        print(f"  {line}")
+    suite_file.write(suite)
+    print(
+        f"expect: recorded {len(expectations)} expectations from"
+        f" {len(observed.batches)} batches in {path}"
+    )
+    return 0
+
+
+def _store(
+    cache: PassCache,
+    key: str | None,
+    sources: list[str],
+    root: Path,
+    started: float,
+    checked: int,
+) -> None:
+    if key is None or not settled(root, sources, started):
+        return
+    try:
+        cache.store(key, sources, checked)
+    except CacheNotWritten as error:
+        print(f"expect: the pass is not cached: {error}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
