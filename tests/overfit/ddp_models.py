@@ -149,3 +149,42 @@ def rank_one_raises(model: nn.Module, batch) -> torch.Tensor:
     if dist.get_rank() == 1:
         raise ValueError("rank 1's shard is broken")
     return classifier_loss(model, batch)
+
+
+def loss_times_world_size(model: nn.Module, batch) -> torch.Tensor:
+    """Scales the loss by the number of ranks, on top of DDP's mean."""
+    return classifier_loss(model, batch) * dist.get_world_size()
+
+
+def ddp_for_accumulation() -> nn.Module:
+    return DistributedDataParallel(Classifier())
+
+
+def _halves(batch):
+    inputs, labels = batch
+    return list(zip(inputs.chunk(2), labels.chunk(2)))
+
+
+def accumulating_step(model, batch, optimizer) -> torch.Tensor:
+    """Two micro-steps per update; only the last one syncs."""
+    optimizer.zero_grad()
+    first, last = _halves(batch)
+    with model.no_sync():
+        loss = classifier_loss(model, first) / 2
+        loss.backward()
+    last_loss = classifier_loss(model, last) / 2
+    last_loss.backward()
+    optimizer.step()
+    return loss.detach() + last_loss.detach()
+
+
+def syncing_every_micro_step(model, batch, optimizer) -> torch.Tensor:
+    """Two micro-steps per update, both synced: no_sync() is missing."""
+    optimizer.zero_grad()
+    total = 0.0
+    for micro in _halves(batch):
+        loss = classifier_loss(model, micro) / 2
+        loss.backward()
+        total = total + loss.detach()
+    optimizer.step()
+    return total

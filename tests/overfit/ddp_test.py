@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -27,7 +29,7 @@ def _project(root: Path, extra: str = "", **keys: str) -> Path:
     shutil.copy(HERE / "ddp_models.py", root)
     settings = {"model": "ddp_models:Classifier", "batch": "ddp_models:sharded_loader",
                 "loss": "ddp_models:classifier_loss", **keys}  # fmt: skip
-    lines = "".join(f'{key} = "{value}"\n' for key, value in settings.items())
+    lines = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
     (root / "pyproject.toml").write_text(
         "[tool.mlsmoke.overfit]\n" + lines + textwrap.dedent(f"""
             world-size = 2
@@ -55,6 +57,11 @@ CORRECT = {
     "gate wraps the model": {},
     "the factory returns DDP": {"model": "ddp_models:ddp_classifier"},
     "FSDP fully_shard on the CPU": {"model": "ddp_models:fsdp_classifier"},
+    "accumulation with no_sync": {
+        "model": "ddp_models:ddp_for_accumulation",
+        "step": "ddp_models:accumulating_step",
+        "accumulate": 2,
+    },
     "a step function that averages by hand": {
         "model": "ddp_models:broadcast_classifier",
         "step": "ddp_models:averaging_step",
@@ -86,6 +93,15 @@ BUGS = {
         {"model": "ddp_models:broadcast_classifier", "step": "ddp_models:summing_step"},
         ["the sum over the 2 ranks, not their mean"],
     ),
+    "gradient-not-averaged (a loss times N)": (
+        {"loss": "ddp_models:loss_times_world_size"},
+        ["each rank's loss is 2 times larger with 2 ranks than alone"],
+    ),
+    "no-sync-misplaced": (
+        {"model": "ddp_models:ddp_for_accumulation",
+         "step": "ddp_models:syncing_every_micro_step", "accumulate": 2},
+        ["every one of its 2 backward passes synced the gradients; exactly one"],
+    ),
     "collective-mismatch": (
         {"loss": "ddp_models:rank_zero_logs_loss"},
         ["a collective the other ranks did not make",
@@ -94,9 +110,10 @@ BUGS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("code", BUGS, ids=BUGS.keys())
-def test_each_distributed_bug_fails_with_its_code(tmp_path, monkeypatch, code):
-    keys, phrases = BUGS[code]
+@pytest.mark.parametrize("case", BUGS, ids=BUGS.keys())
+def test_each_distributed_bug_fails_with_its_code(tmp_path, monkeypatch, case):
+    keys, phrases = BUGS[case]
+    code = case.partition(" ")[0]
     exit_code, result = _gate(_project(tmp_path / "p", **keys), monkeypatch)
     assert (exit_code, result["diagnosis"]["code"]) == (1, code), _text(result)
     for phrase in phrases:
@@ -153,3 +170,30 @@ def _processes_of(root: Path) -> list[str]:
         except OSError:
             continue
     return found
+
+
+def test_every_distributed_code_is_tested_here() -> None:
+    from mlsmoke.overfit.verdict import ranks
+
+    tested = {case.partition(" ")[0] for case in BUGS}
+    tested |= {"rank-failed", "sync-batchnorm"}  # RANK_FAULTS, the BatchNorm test
+    assert tested == set(ranks.CODES)
+
+
+def test_a_sigterm_to_the_hook_leaves_no_rank_behind(tmp_path):
+    root = _project(tmp_path / "p", loss="ddp_models:rank_one_hangs")
+    env = {**os.environ, "MLSMOKE_PYTHON": sys.executable, "MLSMOKE_WORKER": "0"}
+    hook = subprocess.Popen(
+        [sys.executable, "-m", "mlsmoke", "overfit", "--no-cache"], cwd=root, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    waited = time.monotonic()
+    while len(_processes_of(root)) < 4 and time.monotonic() - waited < 30:
+        time.sleep(0.1)  # the hook, the worker and its two ranks
+    assert len(_processes_of(root)) >= 4
+    hook.send_signal(signal.SIGTERM)
+    assert hook.wait(timeout=15) != 0
+    waited = time.monotonic()
+    while _processes_of(root) and time.monotonic() - waited < 5:
+        time.sleep(0.1)
+    assert not _processes_of(root)

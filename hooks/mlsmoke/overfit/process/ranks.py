@@ -29,7 +29,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mlsmoke.overfit.process.settings import GateSettings
-from mlsmoke.overfit.verdict.ranks import RankEnd, judge_ranks, too_few_gpus
+from mlsmoke.overfit.verdict.ranks import (
+    RankEnd,
+    config_error,
+    judge_ranks,
+    too_few_gpus,
+)
 from mlsmoke.overfit.verdict.result import Result
 
 MASTER_ADDR = "127.0.0.1"
@@ -52,12 +57,21 @@ def run_ranks(
 ) -> Result:
     """The gate's Result from ``settings.world_size`` ranks, all ended by ``deadline``
     (time.monotonic()) plus STACK_WAIT."""
+    import torch
+
     from mlsmoke.overfit.training.device import resolve_device
+    from mlsmoke.overfit.training.evidence import ProjectProblem
 
-    resolved = resolve_device(device or settings.device)
+    key = "--device" if device else settings.key_path("device")
+    try:
+        resolved = resolve_device(device or settings.device)
+    except ProjectProblem as error:
+        return config_error(settings, f"{key}: {error}")
+    if resolved == "mps":
+        return config_error(
+            settings, f"{key}: ranks run on the CPU (gloo) or on CUDA GPUs (NCCL)"
+        )
     if resolved.startswith("cuda"):
-        import torch
-
         problem = too_few_gpus(settings, torch.cuda.device_count())
         if problem is not None:
             return problem

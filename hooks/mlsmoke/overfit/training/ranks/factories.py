@@ -14,6 +14,7 @@ code, and nothing is wrapped. Only the distributed run is wrapped and observed
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +56,18 @@ class RankFactories:
 
         return rank_batch
 
+    def step(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """The project's step function; the observer's ``optimizer.step`` wrapper
+        goes outermost before each call."""
+
+        @functools.wraps(function)  # the gate binds its arguments by their names
+        def rank_step(*args: Any, **kwargs: Any) -> Any:
+            if self.active and self.observer is not None:
+                self.observer.outermost()
+            return function(*args, **kwargs)
+
+        return rank_step
+
     def optimizer(self, build: Callable[..., Any]) -> Callable[..., Any]:
         def rank_optimizer(model: Any, lr: float | None) -> Any:
             built = build(model, lr)
@@ -81,9 +94,9 @@ class RankFactories:
         )
 
     def close(self) -> None:
+        """Stop observing; the observer keeps what it saw."""
         if self.observer is not None:
             self.observer.close()
-            self.observer = None
 
 
 def batchnorm_modules(model: torch.nn.Module) -> list[str]:

@@ -90,12 +90,27 @@ class ModelObserver:
             p.register_hook(self._local_hook(index))
             for index, p in enumerate(self.parameters)
         ]
+        if self.parameters:  # fires for backward(), not for torch.autograd.grad()
+            self.handles.append(
+                self.parameters[0].register_post_accumulate_grad_hook(self._count)
+            )
+        self.optimizer: Any = None
+        self.wrapper: Any = None
         record.hashes.append(parameters_digest(model))
 
     def watch(self, optimizer: Any) -> None:
         """Observe each ``optimizer.step()`` (the gate's own optimizers are not
         torch.optim's, whose global hooks would miss them)."""
-        original = optimizer.step
+        self.optimizer = optimizer
+        self.outermost()
+
+    def outermost(self) -> None:
+        """Wrap ``step`` outside any wrapper added since, so that the gradients are
+        read before anything else runs at the update (the step watch's own
+        ``torch.autograd.grad``, which the parameters' hooks see too)."""
+        if self.optimizer is None or self.optimizer.step is self.wrapper:
+            return
+        original = self.optimizer.step
 
         def step(*args: Any, **kwargs: Any) -> Any:
             self._before_step()
@@ -103,14 +118,16 @@ class ModelObserver:
             self._after_step()
             return returned
 
-        optimizer.step = step
+        self.optimizer.step = self.wrapper = step
+
+    def _count(self, parameter: torch.Tensor) -> None:
+        """Once per backward pass, and whether DDP synced it."""
+        self.backwards += 1
+        if self.ddp is not None and self.ddp.require_backward_grad_sync:
+            self.synced += 1
 
     def _local_hook(self, index: int):
         def keep(gradient: torch.Tensor) -> None:
-            if index == 0:  # once per backward pass
-                self.backwards += 1
-                if self.ddp is not None and self.ddp.require_backward_grad_sync:
-                    self.synced += 1
             if self.gradient_checked or not isinstance(gradient, torch.Tensor):
                 return
             kept = gradient.detach().float().cpu().clone()  # DDP reduces it in place
@@ -128,14 +145,14 @@ class ModelObserver:
             return
         self.gradient_checked = True
         step = [p.grad for p in self.parameters]
-        self.record.local_gradient = self._project(self.local)
-        self.record.step_gradient = self._project(step)
+        self.record.local_gradient = self.project(self.local)
+        self.record.step_gradient = self.project(step)
 
     def _after_step(self) -> None:
         if len(self.record.hashes) <= UPDATES_HASHED:
             self.record.hashes.append(parameters_digest(self.model))
 
-    def _project(self, gradients: Iterable[torch.Tensor | None]) -> list[float]:
+    def project(self, gradients: Iterable[torch.Tensor | None]) -> list[float]:
         gradients = list(gradients)
         return [
             float(

@@ -22,8 +22,10 @@ import torch.distributed as dist
 
 from mlsmoke.overfit.process import stacks
 from mlsmoke.overfit.process.settings import GateSettings
+from mlsmoke.overfit.training.determinism import deterministic
 from mlsmoke.overfit.training.engine import StepCallback, train
 from mlsmoke.overfit.training.evidence import Evidence
+from mlsmoke.overfit.training.objective import forward_loss
 from mlsmoke.overfit.training.ranks import agreement
 from mlsmoke.overfit.training.ranks.factories import RankFactories
 from mlsmoke.overfit.training.ranks.observe import sample_digests
@@ -91,6 +93,8 @@ class _RankRun:
         loaded = dict(loaded)
         loaded["model"] = self.rank_factories.model(loaded["model"])
         loaded["batch"] = self.rank_factories.batch(loaded["batch"])
+        if "step" in loaded:
+            loaded["step"] = self.rank_factories.step(loaded["step"])
         return loaded
 
     def trainer(self, *factories: Any, **options: Any) -> Evidence:
@@ -106,16 +110,37 @@ class _RankRun:
             agreement.current = None
             self.rank_factories.active = False
             self.rank_factories.close()
-        self._record(evidence, factories[1])
+        batch = self._record(evidence, factories[1])
         dist.destroy_process_group()
         if self.record.rank != 0 or gave_up_waiting(self.record.error):
             raise RankDone
         dist.init_process_group(
             "gloo", store=dist.HashStore(), rank=0, world_size=1
         )  # a world of one: the project's DDP wrapper still builds
+        if self.settings.step is None and batch is not None:
+            self._reference_gradient(factories[0], factories[2], batch)
         return evidence
 
-    def _record(self, evidence: Evidence, batch_factory: Callable[[], Any]) -> None:
+    def _reference_gradient(
+        self, build_model: Callable[[], Any], loss_fn: Any, batch: Any
+    ) -> None:
+        """Rank 0's gradient at its first update, in a world of one: a loss that
+        scales itself by the world size shows as the ratio to the distributed one."""
+        observer = self.rank_factories.observer
+        if observer is None or not self.record.local_gradient:
+            return
+        try:
+            with deterministic(self.settings.seed):
+                model = build_model()  # rank 0's initial parameters, as DDP's
+                forward_loss(loss_fn, model, batch).backward()
+            self.record.reference_gradient = observer.project(
+                [p.grad for p in model.parameters() if p.requires_grad]
+            )
+        except Exception:  # the project's error is the distributed run's to report
+            pass
+
+    def _record(self, evidence: Evidence, batch_factory: Callable[[], Any]) -> Any:
+        """Fill in the record; the rank's batch (None when it cannot be drawn)."""
         record = self.record
         record.losses = list(evidence.losses)
         record.batch_size = evidence.batch_size
@@ -125,9 +150,11 @@ class _RankRun:
             frames = stacks.user_frames(stacks.traceback_frames(error.__traceback__))
             record.traceback = "\n".join(str(frame) for frame in frames)
         try:
-            record.batch_digest, record.sample_digests = sample_digests(batch_factory())
+            batch = batch_factory()
+            record.batch_digest, record.sample_digests = sample_digests(batch)
         except Exception:  # the batch's own error is in the evidence already
-            pass
+            return None
+        return batch
 
 
 def gave_up_waiting(error: str) -> bool:

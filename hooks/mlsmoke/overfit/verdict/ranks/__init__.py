@@ -24,7 +24,7 @@ from mlsmoke.overfit.verdict.ranks import (
 from mlsmoke.overfit.verdict.ranks.ends import RankEnd, Ranks, curves_note
 from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
 
-__all__ = ["RankEnd", "judge_ranks", "too_few_gpus", "DIAGNOSERS", "WARNERS"]
+__all__ = ["RankEnd", "config_error", "judge_ranks", "too_few_gpus"]
 
 FAULTS = [collective_mismatch.diagnose, rank_failed.diagnose]
 DIAGNOSERS = [
@@ -71,6 +71,10 @@ def too_few_gpus(settings: GateSettings, visible: int) -> Result | None:
         f" (CUDA_VISIBLE_DEVICES={_visible_devices()}); lower world-size, or set"
         ' device = "cpu" to run the ranks on gloo'
     )
+    return config_error(settings, summary)
+
+
+def config_error(settings: GateSettings, summary: str) -> Result:
     return Result(settings.name, Diagnosis(CONFIG_ERROR, summary))
 
 

@@ -21,6 +21,9 @@ def diagnose(ranks: Ranks) -> Diagnosis | None:
         return None  # the ranks started apart: params-out-of-sync says so
     n = len(records)
     mean = [sum(values) / n for values in zip(*(r.local_gradient for r in records))]
+    scaled = _scaled_loss(records[0].local_gradient, records[0].reference_gradient, n)
+    if scaled is not None:
+        return scaled
     for record in records:
         if _close(record.step_gradient, mean, 1.0):
             continue
@@ -42,6 +45,24 @@ def diagnose(ranks: Ranks) -> Diagnosis | None:
             "do not multiply the loss or the learning rate by the world size",
         ])  # fmt: skip
     return None
+
+
+def _scaled_loss(
+    local: list[float], reference: list[float], n: int
+) -> Diagnosis | None:
+    """Rank 0's own gradient is N times its gradient in a world of one: the loss
+    scales itself by the world size, and DDP's mean makes the step N-fold."""
+    if not reference or not _close(local, reference, float(n)):
+        return None
+    return Diagnosis(
+        CODE,
+        f"each rank's loss is {n} times larger with {n} ranks than alone: its"
+        f" gradient is {n} times the gradient of the same batch in a world of one,"
+        " so the step DDP averages is N-fold",
+        [f"rank 0: its gradient with {n} ranks {_fmt(local)}, alone {_fmt(reference)}"],
+        ["DDP already averages the gradients over the ranks: do not multiply the"
+         " loss (or the learning rate) by dist.get_world_size()"],
+    )  # fmt: skip
 
 
 def _close(values: list[float], reference: list[float], scale: float) -> bool:
