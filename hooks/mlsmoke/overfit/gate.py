@@ -8,7 +8,7 @@ import importlib
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from mlsmoke.overfit.training import instruments
 from mlsmoke.overfit.training.adapters.plan import Adapted, adapt
@@ -30,6 +30,16 @@ from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
 
 RERUN_ON_CPU = (DEVICE_ASSERT, ILLEGAL_MEMORY_ACCESS)
+
+
+class RankHooks(Protocol):
+    """What one rank changes in the gate (``training/ranks/rank.py``)."""
+
+    trainer: Callable[..., Evidence]
+
+    def factories(
+        self, loaded: dict[str, Callable[..., Any]]
+    ) -> dict[str, Callable[..., Any]]: ...
 
 
 class NotConfigured(Exception):
@@ -136,17 +146,22 @@ def run_gate(
     on_step: StepCallback | None = None,
     factories: dict[str, Callable[..., Any]] | None = None,
     deadline: float | None = None,
+    ranks: RankHooks | None = None,
 ) -> tuple[Result, GateRun | None]:
     """The gate's Result; ``factories`` (model, batch, loss, optimizer) replace the
     configured specs (the Python API passes objects, not import paths). With a
     ``deadline`` (time.monotonic()), every training run, probes included, stops by it.
+    ``ranks``: one rank's factories and first run under torch.distributed.
     """
     if settings.script is not None:
         from mlsmoke.overfit.script_gate import run_script_gate
 
         return run_script_gate(settings, on_step, deadline)
-    trainer = train if deadline is None else _within(deadline, train)
+    trainer = train if ranks is None else ranks.trainer
+    trainer = trainer if deadline is None else _within(deadline, trainer)
     try:
+        if ranks is not None and factories is None:
+            factories = ranks.factories(load_factories(settings))
         prepared = prepare(settings, device, factories)
     except NotConfigured as error:
         return _config_error(settings, error.key, str(error), error.traceback), None

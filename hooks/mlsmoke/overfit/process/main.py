@@ -11,6 +11,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -60,6 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="commit (default, seconds), pr, nightly, or a tier of your config",
     )
     parser.add_argument("--device", metavar="D", help="auto, cpu, cuda, cuda:N or mps")
+    parser.add_argument(
+        "--world-size",
+        type=_world_size,
+        metavar="N",
+        help="start N ranks under torch.distributed (docs/distributed.md)",
+    )
     parser.add_argument(
         "--no-cache", action="store_true", help="run even if a cached pass matches"
     )
@@ -113,6 +120,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return max(result.exit_code for result in ordered)
 
 
+def _world_size(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of ranks, 1 or more, got {text!r}"
+        )
+    return int(text)
+
+
 def default_keys() -> dict[str, str]:
     """The cache keys of the gates ``mlsmoke overfit`` runs with no arguments."""
     return _plan(build_parser().parse_args([]))[3]
@@ -124,6 +139,8 @@ def _plan(
     """The project root, the gates to run, their interpreters and their cache keys."""
     root = find_project_root()
     gates = select_gates(load_gates(root, args.tier), args.gate)
+    if args.world_size is not None:
+        gates = [replace(gate, world_size=args.world_size) for gate in gates]
     candidates = _candidates(root, gates)
     return root, gates, candidates, _cache_keys(root, gates, args.device, candidates)
 

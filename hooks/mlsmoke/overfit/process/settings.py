@@ -34,6 +34,8 @@ OPTIMIZERS = ("adam", "adamw", "sgd")
 # 137 steps (median 35). SGD (momentum 0.9) needs 12-41 steps at 0.1.
 DEFAULT_LR = {"adam": 5e-3, "adamw": 5e-3, "sgd": 0.1}
 DEFAULT_WATCH = ["**/*.py", "pyproject.toml"]
+# How long a rank waits in one collective for the others before it is named stuck.
+DEFAULT_COLLECTIVE_TIMEOUT = 10.0
 
 # The field guide's slider: seconds at commit time, minutes on a PR, an hour nightly.
 TIER_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -126,6 +128,10 @@ GATE_SCHEMA: dict[str, Key] = {
     "seed": Key(seed_value),
     "watch": Key(config.string_list),
     "python": Key(config.string),
+    "world-size": Key(
+        config.positive_int, help="ranks the gate starts, see docs/distributed.md"
+    ),
+    "collective-timeout": Key(config.timeout_seconds),
 }
 
 
@@ -154,6 +160,8 @@ class GateSettings:
     timeout: float = TIER_DEFAULTS["commit"]["timeout"]
     watch: list[str] = field(default_factory=lambda: list(DEFAULT_WATCH))
     python: str | None = None
+    world_size: int = 1  # ranks under torch.distributed (docs/distributed.md)
+    collective_timeout: float = DEFAULT_COLLECTIVE_TIMEOUT
     tier: str = DEFAULT_TIER
     where: str = "config"  # "api": keys are check()'s arguments
     # Of "optimizer" and "lr", those left unset and resolved to the built-in defaults:
@@ -308,6 +316,7 @@ def _resolve(
         timeout=parsed["timeout"],
         watch=parsed["watch"] or list(DEFAULT_WATCH),
         python=parsed["python"],
+        **_distributed(parsed),
         tier=tier,
         unset=unset,
     )
@@ -317,6 +326,11 @@ def _script_gate(
     name: str, path: str, parsed: dict[str, Any], tier: str
 ) -> GateSettings:
     """A gate in script mode: the script brings its model, data, loss and recipe."""
+    if (parsed["world-size"] or 1) > 1:
+        raise ConfigError(
+            f"{path}.world-size: not with {path}.script yet; set it on a gate with"
+            " model and batch (docs/distributed.md)"
+        )
     for key in SCRIPT_OWNS:
         if parsed[key] is not None:
             raise ConfigError(
@@ -339,9 +353,18 @@ def _script_gate(
         timeout=parsed["timeout"],
         watch=parsed["watch"] or list(DEFAULT_WATCH),
         python=parsed["python"],
+        **_distributed(parsed),
         tier=tier,
         unset=["optimizer", "lr"],
     )
+
+
+def _distributed(parsed: dict[str, Any]) -> dict[str, Any]:
+    timeout = parsed["collective-timeout"]
+    return {
+        "world_size": parsed["world-size"] or 1,
+        "collective_timeout": timeout or DEFAULT_COLLECTIVE_TIMEOUT,
+    }
 
 
 def check_script_exists(gates: list[GateSettings], root: Path) -> None:

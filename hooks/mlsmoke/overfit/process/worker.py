@@ -57,8 +57,6 @@ def main(argv: Sequence[str]) -> int:
     enter_project(Path(request["root"]))
     stack = open(request["stack"], "w") if request.get("stack") else None
     try:
-        from mlsmoke.overfit.gate import run_gate
-
         results: list[dict[str, Any]] = []
         for data in request["gates"]:
             settings = GateSettings.from_json(data)
@@ -70,8 +68,7 @@ def main(argv: Sequence[str]) -> int:
                 )
             deadline = time.monotonic() + settings.timeout
             try:
-                result, _ = run_gate(settings, request.get("device"), on_step,
-                                     deadline=deadline)  # fmt: skip
+                result = _run(settings, request.get("device"), on_step, deadline)
                 result.sources = project_modules(Path(request["root"]))
                 if settings.script and settings.script not in result.sources:
                     result.sources.append(settings.script)  # run, never imported
@@ -92,6 +89,17 @@ def main(argv: Sequence[str]) -> int:
             if stream is not None:
                 stream.close()
     return 0
+
+
+def _run(settings: GateSettings, device: str | None, on_step, deadline: float):
+    """One gate's Result: in this process, or in ``world-size`` ranks."""
+    if settings.world_size > 1:
+        from mlsmoke.overfit.process.ranks import run_ranks
+
+        return run_ranks(settings, device, on_step, deadline)
+    from mlsmoke.overfit.gate import run_gate
+
+    return run_gate(settings, device, on_step, deadline=deadline)[0]
 
 
 def _raised_interrupt(settings: GateSettings, error: KeyboardInterrupt) -> dict:

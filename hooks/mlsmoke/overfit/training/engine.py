@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from mlsmoke.overfit.training import observers, setup, step_loop
+from mlsmoke.overfit.training.ranks import agreement
 from mlsmoke.overfit.training.determinism import (
     deterministic,
     random_state,
@@ -140,7 +141,16 @@ def _train(run: TrainingRun) -> None:
 
 def stops_after(run: TrainingRun, step: int, value: float) -> bool:
     """Whether the run ends after the finite loss ``value`` of ``step``: at its
-    target, at max_steps, frozen in place, or out of time."""
+    target, at max_steps, frozen in place, or out of time; under torch.distributed,
+    when the ranks agree to (``ranks/agreement.py``)."""
+    wants = _stops_after(run, step, value)
+    if agreement.current is None:
+        return wants
+    must = step == run.evidence.max_steps or run.evidence.timed_out
+    return agreement.current(wants, must)
+
+
+def _stops_after(run: TrainingRun, step: int, value: float) -> bool:
     evidence = run.evidence
     if evidence.target is None:
         evidence.target = resolve_target(value, run.target_loss, run.target_ratio)

@@ -1,0 +1,47 @@
+"""What one rank saw, as plain values: written by the rank, read by the launcher.
+
+No torch here: the records are JSON, and the checks in ``verdict/ranks/`` are
+decisions over plain values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class RankRecord:
+    rank: int
+    world_size: int
+    wrapped_by: str = ""  # "gate", the wrapper's class name (the project's), or ""
+    # A digest of the parameters after construction, then after each of the first
+    # updates: identical on every rank when they are in sync.
+    hashes: list[str] = field(default_factory=list)
+    # The parameter names DDP indexes (those that require grad, in order).
+    parameter_names: list[str] = field(default_factory=list)
+    batchnorm: list[str] = field(default_factory=list)  # BatchNorm modules, not Sync
+    batch_size: int | None = None
+    batch_digest: str = ""  # of the whole batch
+    sample_digests: list[str] = field(default_factory=list)  # one per sample
+    sampler: str = ""  # the loader's sampler class, when the batch came from one
+    # At the first update: projections of the gradient each rank's own backward made
+    # (before any all-reduce) and of the gradient optimizer.step() saw.
+    local_gradient: list[float] = field(default_factory=list)
+    step_gradient: list[float] = field(default_factory=list)
+    # The same projection of rank 0's gradient in a world of one (factory mode only).
+    reference_gradient: list[float] = field(default_factory=list)
+    # Per update: backward passes, and how many of them synced through DDP.
+    backwards: list[int] = field(default_factory=list)
+    synced_backwards: list[int] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)
+    error: str = ""  # "Type: message" of the run's error
+    traceback: str = ""  # the project's frames of it
+    result: dict[str, Any] | None = None  # rank 0: the gate's Result, as JSON
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RankRecord:
+        return cls(**data)

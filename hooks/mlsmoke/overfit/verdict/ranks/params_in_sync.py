@@ -1,0 +1,54 @@
+"""The parameters are the same on every rank after construction and after each of
+the first updates: a digest per rank, compared with rank 0's.
+
+Each rank builds its model under a seed of its own, so only a broadcast (DDP's
+constructor) makes them agree at first; only gradients averaged the same way on every
+rank keep them agreeing."""
+
+from __future__ import annotations
+
+from mlsmoke.overfit.verdict.ranks.ends import Ranks
+from mlsmoke.overfit.verdict.result import Diagnosis
+
+CODE = "params-out-of-sync"
+
+
+def diagnose(ranks: Ranks) -> Diagnosis | None:
+    records = ranks.records
+    if len(records) < 2:
+        return None
+    points = min(len(r.hashes) for r in records)
+    for point in range(points):
+        differ = [
+            r.rank for r in records[1:] if r.hashes[point] != records[0].hashes[point]
+        ]
+        if not differ:
+            continue
+        when = "after construction" if point == 0 else f"after update {point}"
+        summary = (
+            f"the model's parameters differ between rank 0 and rank(s)"
+            f" {', '.join(map(str, differ))} {when}"
+        )
+        return Diagnosis(CODE, summary, _evidence(ranks), _advice(point))
+    return None
+
+
+def _evidence(ranks: Ranks) -> list[str]:
+    return [
+        f"rank {r.rank}: parameter digests {' '.join(r.hashes)}"
+        f" (wrapped by {r.wrapped_by or 'nothing'})"
+        for r in ranks.records
+    ]
+
+
+def _advice(point: int) -> list[str]:
+    if point == 0:
+        return [
+            "wrap the model in DistributedDataParallel (its constructor broadcasts"
+            " rank 0's parameters), or broadcast them yourself"
+            " (dist.broadcast(p.data, src=0) for each parameter) before training",
+        ]
+    return [
+        "every rank must apply the same averaged gradient: all-reduce every"
+        " parameter's gradient and divide by the world size, or let DDP do it",
+    ]

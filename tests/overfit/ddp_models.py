@@ -1,0 +1,190 @@
+"""Projects' distributed code, correct and with each bug the ranks' checks name: tiny
+models and loaders a gate with ``world-size = 2`` trains on gloo in seconds."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+SAMPLES, FEATURES, CLASSES, BATCH = 32, 8, 4, 8
+
+
+def _dataset() -> TensorDataset:
+    generator = torch.Generator().manual_seed(1)
+    inputs = torch.randn(SAMPLES, FEATURES, generator=generator)
+    return TensorDataset(inputs, torch.arange(SAMPLES) % CLASSES)
+
+
+class Classifier(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(FEATURES, 32), nn.Tanh())
+        self.head = nn.Linear(32, CLASSES)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.body(x))
+
+
+def classifier_loss(model: nn.Module, batch) -> torch.Tensor:
+    inputs, labels = batch
+    return nn.functional.cross_entropy(model(inputs), labels)
+
+
+# --- correct -----------------------------------------------------------------------
+
+
+def sharded_loader() -> DataLoader:
+    """A loader each rank reads its own shard from."""
+    dataset = _dataset()
+    return DataLoader(dataset, batch_size=BATCH, sampler=DistributedSampler(dataset))
+
+
+def ddp_classifier() -> nn.Module:
+    """A factory that wraps the model itself: the gate wraps nothing more."""
+    return DistributedDataParallel(Classifier())
+
+
+def fsdp_classifier() -> nn.Module:
+    from torch.distributed.fsdp import fully_shard
+
+    model = Classifier()
+    fully_shard(model)
+    return model
+
+
+def averaging_step(model, batch, optimizer) -> torch.Tensor:
+    """A step function that averages the gradients by hand, as DDP does."""
+    optimizer.zero_grad()
+    loss = classifier_loss(model, batch)
+    loss.backward()
+    for parameter in model.parameters():
+        dist.all_reduce(parameter.grad)
+        parameter.grad /= dist.get_world_size()
+    optimizer.step()
+    return loss
+
+
+def broadcast_classifier() -> nn.Module:
+    """A plain model whose parameters are rank 0's, for a step that syncs by hand."""
+    model = Classifier()
+    for parameter in model.parameters():
+        dist.broadcast(parameter.data, src=0)
+    return model
+
+
+# --- bugs ----------------------------------------------------------------------------
+
+
+def unsharded_loader() -> DataLoader:
+    """No DistributedSampler: every rank reads the same samples."""
+    return DataLoader(_dataset(), batch_size=BATCH, shuffle=True)
+
+
+class WithUnusedHead(Classifier):
+    def __init__(self) -> None:
+        super().__init__()
+        self.aux_head = nn.Linear(32, CLASSES)  # never called in forward
+
+
+def summing_step(model, batch, optimizer) -> torch.Tensor:
+    """All-reduces the gradients and forgets to divide: a sum over the ranks."""
+    optimizer.zero_grad()
+    loss = classifier_loss(model, batch)
+    loss.backward()
+    for parameter in model.parameters():
+        dist.all_reduce(parameter.grad)
+    optimizer.step()
+    return loss
+
+
+def unsynced_step(model, batch, optimizer) -> torch.Tensor:
+    """Never all-reduces: each rank follows its own gradient."""
+    optimizer.zero_grad()
+    loss = classifier_loss(model, batch)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def rank_zero_logs_loss(model: nn.Module, batch) -> torch.Tensor:
+    """A loss that all-reduces a log value on rank 0 only."""
+    loss = classifier_loss(model, batch)
+    if dist.get_rank() == 0:
+        logged = loss.detach().clone()
+        dist.all_reduce(logged)  # only rank 0 gets here
+    return loss
+
+
+class BatchNormClassifier(Classifier):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(FEATURES, 32), nn.BatchNorm1d(32))
+
+
+def rank_one_dies(model: nn.Module, batch) -> torch.Tensor:
+    if dist.get_rank() == 1:
+        os._exit(3)
+    return classifier_loss(model, batch)
+
+
+def rank_one_is_killed(model: nn.Module, batch) -> torch.Tensor:
+    if dist.get_rank() == 1:
+        os.kill(os.getpid(), 9)
+    return classifier_loss(model, batch)
+
+
+def rank_one_hangs(model: nn.Module, batch) -> torch.Tensor:
+    if dist.get_rank() == 1:
+        time.sleep(3600)
+    return classifier_loss(model, batch)
+
+
+def rank_one_raises(model: nn.Module, batch) -> torch.Tensor:
+    if dist.get_rank() == 1:
+        raise ValueError("rank 1's shard is broken")
+    return classifier_loss(model, batch)
+
+
+def loss_times_world_size(model: nn.Module, batch) -> torch.Tensor:
+    """Scales the loss by the number of ranks, on top of DDP's mean."""
+    return classifier_loss(model, batch) * dist.get_world_size()
+
+
+def ddp_for_accumulation() -> nn.Module:
+    return DistributedDataParallel(Classifier())
+
+
+def _halves(batch):
+    inputs, labels = batch
+    return list(zip(inputs.chunk(2), labels.chunk(2)))
+
+
+def accumulating_step(model, batch, optimizer) -> torch.Tensor:
+    """Two micro-steps per update; only the last one syncs."""
+    optimizer.zero_grad()
+    first, last = _halves(batch)
+    with model.no_sync():
+        loss = classifier_loss(model, first) / 2
+        loss.backward()
+    last_loss = classifier_loss(model, last) / 2
+    last_loss.backward()
+    optimizer.step()
+    return loss.detach() + last_loss.detach()
+
+
+def syncing_every_micro_step(model, batch, optimizer) -> torch.Tensor:
+    """Two micro-steps per update, both synced: no_sync() is missing."""
+    optimizer.zero_grad()
+    total = 0.0
+    for micro in _halves(batch):
+        loss = classifier_loss(model, micro) / 2
+        loss.backward()
+        total = total + loss.detach()
+    optimizer.step()
+    return total

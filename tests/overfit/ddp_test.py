@@ -1,0 +1,199 @@
+"""The gate with ``world-size = 2``: two real gloo ranks on the CPU, started by the
+worker through ``mlsmoke overfit``. A correct DDP project passes; each bug that only
+exists across ranks fails with its code; a rank that dies, hangs or exits early ends
+the gate in time with no process left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mlsmoke.cli import main as cli_main
+
+HERE = Path(__file__).parent
+TIMEOUT = 30
+COLLECTIVE_TIMEOUT = 3
+
+
+def _project(root: Path, extra: str = "", **keys: str) -> Path:
+    root.mkdir()
+    shutil.copy(HERE / "ddp_models.py", root)
+    settings = {"model": "ddp_models:Classifier", "batch": "ddp_models:sharded_loader",
+                "loss": "ddp_models:classifier_loss", **keys}  # fmt: skip
+    lines = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
+    (root / "pyproject.toml").write_text(
+        "[tool.mlsmoke.overfit]\n" + lines + textwrap.dedent(f"""
+            world-size = 2
+            timeout = {TIMEOUT}
+            collective-timeout = {COLLECTIVE_TIMEOUT}
+            """) + extra
+    )
+    return root
+
+
+def _gate(root: Path, monkeypatch, *args: str) -> tuple[int, dict]:
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("MLSMOKE_PYTHON", sys.executable)
+    report = root / "result.json"
+    code = cli_main(["overfit", "--no-cache", "--json", str(report), *args])
+    return code, json.loads(report.read_text())[0]
+
+
+def _text(result: dict) -> str:
+    diagnosis = result["diagnosis"]
+    return "\n".join([diagnosis["summary"], *diagnosis["evidence"]])
+
+
+CORRECT = {
+    "gate wraps the model": {},
+    "the factory returns DDP": {"model": "ddp_models:ddp_classifier"},
+    "FSDP fully_shard on the CPU": {"model": "ddp_models:fsdp_classifier"},
+    "accumulation with no_sync": {
+        "model": "ddp_models:ddp_for_accumulation",
+        "step": "ddp_models:accumulating_step",
+        "accumulate": 2,
+    },
+    "a step function that averages by hand": {
+        "model": "ddp_models:broadcast_classifier",
+        "step": "ddp_models:averaging_step",
+    },
+}
+
+
+@pytest.mark.parametrize("keys", CORRECT.values(), ids=CORRECT.keys())
+def test_a_correct_distributed_project_memorizes(tmp_path, monkeypatch, keys):
+    code, result = _gate(_project(tmp_path / "p", **keys), monkeypatch)
+    assert (code, result["diagnosis"]["code"]) == (0, "memorized"), _text(result)
+    assert not result["warnings"]
+
+
+BUGS = {
+    "missing-distributed-sampler": (
+        {"batch": "ddp_models:unsharded_loader"},
+        ["all 2 ranks trained on the same batch", "RandomSampler"],
+    ),
+    "unused-parameters": (
+        {"model": "ddp_models:WithUnusedHead"},
+        ["module(s) aux_head", "aux_head.weight, aux_head.bias"],
+    ),
+    "params-out-of-sync": (
+        {"step": "ddp_models:averaging_step"},
+        ["differ between rank 0 and rank(s) 1 after construction"],
+    ),
+    "gradient-not-averaged": (
+        {"model": "ddp_models:broadcast_classifier", "step": "ddp_models:summing_step"},
+        ["the sum over the 2 ranks, not their mean"],
+    ),
+    "gradient-not-averaged (a loss times N)": (
+        {"loss": "ddp_models:loss_times_world_size"},
+        ["each rank's loss is 2 times larger with 2 ranks than alone"],
+    ),
+    "no-sync-misplaced": (
+        {"model": "ddp_models:ddp_for_accumulation",
+         "step": "ddp_models:syncing_every_micro_step", "accumulate": 2},
+        ["every one of its 2 backward passes synced the gradients; exactly one"],
+    ),
+    "collective-mismatch": (
+        {"loss": "ddp_models:rank_zero_logs_loss"},
+        ["a collective the other ranks did not make",
+         "ddp_models.py", "dist.all_reduce(logged)  # only rank 0 gets here"],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BUGS, ids=BUGS.keys())
+def test_each_distributed_bug_fails_with_its_code(tmp_path, monkeypatch, case):
+    keys, phrases = BUGS[case]
+    code = case.partition(" ")[0]
+    exit_code, result = _gate(_project(tmp_path / "p", **keys), monkeypatch)
+    assert (exit_code, result["diagnosis"]["code"]) == (1, code), _text(result)
+    for phrase in phrases:
+        assert phrase in _text(result)
+
+
+def test_an_unsynced_step_is_named_a_gradient_never_averaged(tmp_path, monkeypatch):
+    keys = {"model": "ddp_models:broadcast_classifier",
+            "step": "ddp_models:unsynced_step"}  # fmt: skip
+    exit_code, result = _gate(_project(tmp_path / "p", **keys), monkeypatch)
+    assert result["diagnosis"]["code"] == "gradient-not-averaged", _text(result)
+    assert "never averaged with the other ranks'" in _text(result)
+
+
+def test_batchnorm_on_small_per_rank_batches_warns(tmp_path, monkeypatch):
+    root = _project(tmp_path / "p", model="ddp_models:BatchNormClassifier")
+    _, result = _gate(root, monkeypatch)
+    warnings = {w["code"]: w["message"] for w in result["warnings"]}
+    assert "body.1" in warnings["sync-batchnorm"]
+
+
+RANK_FAULTS = {
+    "exits early": ("ddp_models:rank_one_dies", "rank 1 exited with code 3"),
+    "is killed": ("ddp_models:rank_one_is_killed", "rank 1 was killed by SIGKILL"),
+    "raises alone": ("ddp_models:rank_one_raises", "rank 1 raised ValueError"),
+    "hangs": ("ddp_models:rank_one_hangs", "rank 1 was still running at the gate's"),
+}
+
+
+@pytest.mark.parametrize("fault", RANK_FAULTS.values(), ids=RANK_FAULTS.keys())
+def test_a_rank_fault_ends_the_gate_in_time_with_no_rank_left(
+    tmp_path, monkeypatch, fault
+):
+    loss, phrase = fault
+    root = _project(tmp_path / "p", loss=loss)
+    started = time.monotonic()
+    exit_code, result = _gate(root, monkeypatch)
+    assert time.monotonic() - started < TIMEOUT + 10
+    assert (exit_code, result["diagnosis"]["code"]) == (1, "rank-failed"), _text(result)
+    assert phrase in _text(result)
+    assert "rank 0" in _text(result)  # the surviving rank is shown too
+    assert not _processes_of(root)
+
+
+def _processes_of(root: Path) -> list[str]:
+    """Processes whose working directory is ``root``: the gate's ranks ran there."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name == str(os.getpid()) or not proc.name.isdigit():
+                continue
+            if (proc / "cwd").resolve() == root.resolve():
+                found.append(proc.name)
+        except OSError:
+            continue
+    return found
+
+
+def test_every_distributed_code_is_tested_here() -> None:
+    from mlsmoke.overfit.verdict import ranks
+
+    tested = {case.partition(" ")[0] for case in BUGS}
+    tested |= {"rank-failed", "sync-batchnorm"}  # RANK_FAULTS, the BatchNorm test
+    assert tested == set(ranks.CODES)
+
+
+def test_a_sigterm_to_the_hook_leaves_no_rank_behind(tmp_path):
+    root = _project(tmp_path / "p", loss="ddp_models:rank_one_hangs")
+    env = {**os.environ, "MLSMOKE_PYTHON": sys.executable, "MLSMOKE_WORKER": "0"}
+    hook = subprocess.Popen(
+        [sys.executable, "-m", "mlsmoke", "overfit", "--no-cache"], cwd=root, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    waited = time.monotonic()
+    while len(_processes_of(root)) < 4 and time.monotonic() - waited < 30:
+        time.sleep(0.1)  # the hook, the worker and its two ranks
+    assert len(_processes_of(root)) >= 4
+    hook.send_signal(signal.SIGTERM)
+    assert hook.wait(timeout=15) != 0
+    waited = time.monotonic()
+    while _processes_of(root) and time.monotonic() - waited < 5:
+        time.sleep(0.1)
+    assert not _processes_of(root)

@@ -1,0 +1,116 @@
+"""The distributed gate's configuration, its NCCL path by simulation and its port
+retry: no training, or one tiny run."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+import torch
+
+from mlsmoke.errors import ConfigError
+from mlsmoke.overfit.process import main as overfit_main
+from mlsmoke.overfit.process import ranks
+from mlsmoke.overfit.process.settings import GateSettings, _resolve
+from mlsmoke.overfit.training.ranks import rank
+from mlsmoke.overfit.verdict.ranks import too_few_gpus
+
+GATE = {"model": "m:build", "batch": "m:batch"}
+
+
+def _gate(**keys) -> GateSettings:
+    return _resolve("default", "tool.mlsmoke.overfit", {**GATE, **keys}, {}, {}, {},
+                    "commit")  # fmt: skip
+
+
+def test_world_size_defaults_to_one_and_takes_any_n() -> None:
+    assert _gate().world_size == 1
+    assert _gate(**{"world-size": 3}).world_size == 3
+
+
+@pytest.mark.parametrize("value", [0, -2, 1.5, "2", True])
+def test_a_world_size_below_one_names_the_key(value) -> None:
+    with pytest.raises(ConfigError, match=r"tool\.mlsmoke\.overfit\.world-size:"):
+        _gate(**{"world-size": value})
+
+
+def test_world_size_is_not_yet_for_script_mode() -> None:
+    with pytest.raises(ConfigError, match="world-size: not with"):
+        _resolve("default", "t", {"script": "train.py", "world-size": 2}, {}, {}, {},
+                 "commit")  # fmt: skip
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "two"])
+def test_the_world_size_option_wants_one_or_more(text, capsys) -> None:
+    with pytest.raises(SystemExit) as raised:
+        overfit_main.build_parser().parse_args(["--world-size", text])
+    assert raised.value.code == 2
+    assert "--world-size: expected a number of ranks" in capsys.readouterr().err
+
+
+def test_nccl_with_fewer_gpus_than_ranks_names_the_key_and_the_gpus(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    result = too_few_gpus(_gate(**{"world-size": 2}), visible=1)
+    assert result is not None and result.diagnosis.code == "config-error"
+    summary = result.diagnosis.summary
+    assert summary.startswith("tool.mlsmoke.overfit.world-size: 2 ranks on CUDA")
+    assert "1 GPU(s) are visible (CUDA_VISIBLE_DEVICES=0)" in summary
+    assert too_few_gpus(_gate(**{"world-size": 2}), visible=2) is None
+
+
+def test_the_launcher_refuses_cuda_ranks_without_a_gpu_each(monkeypatch):
+    """The real run_ranks on a simulated one-GPU machine: it starts no rank."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(ranks, "_run_once", _never_called)
+    settings = _gate(**{"world-size": 2, "device": "cuda"})
+    result = ranks.run_ranks(settings, None, None, time.monotonic() + 5)
+    assert result.diagnosis.code == "config-error"
+    assert "1 GPU(s) are visible" in result.diagnosis.summary
+
+
+def test_cuda_ranks_take_nccl_and_their_local_gpu(monkeypatch):
+    chosen = []
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    assert rank.backend_for(rank.rank_device("cuda", 1)) == "nccl"
+    assert chosen == [1]
+    assert rank.backend_for(rank.rank_device("cpu", 1)) == "gloo"
+
+
+def _never_called(*args, **kwargs):
+    raise AssertionError("no rank may start")
+
+
+def test_a_master_port_in_use_is_retried_on_another(tmp_path, monkeypatch):
+    (tmp_path / "tiny.py").write_text(TINY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    taken = socket.socket()
+    taken.bind((ranks.MASTER_ADDR, 0))
+    taken.listen()
+    ports = [taken.getsockname()[1]]
+    chosen = []
+
+    def choose() -> int:
+        chosen.append(ports.pop() if ports else ranks._free_port())
+        return chosen[-1]
+
+    settings = _gate(model="tiny:build", batch="tiny:batch", **{"world-size": 2,
+                     "collective-timeout": 2, "timeout": 20})  # fmt: skip
+    try:
+        result = ranks.run_ranks(settings, "cpu", None, time.monotonic() + 20, choose)
+    finally:
+        taken.close()
+    assert len(chosen) == 2 and chosen[0] != chosen[1]
+    assert result.diagnosis.code == "missing-distributed-sampler", result.report()
+
+
+TINY = """
+import torch
+
+def build():
+    return torch.nn.Linear(4, 1)
+
+def batch():
+    return torch.ones(2, 4), torch.zeros(2, 1)
+"""
