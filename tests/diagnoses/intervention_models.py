@@ -291,3 +291,41 @@ def channels_first_noised() -> dict[str, torch.Tensor]:
 
 def noise_prediction(model: nn.Module, batch: dict) -> torch.Tensor:
     return F.mse_loss(model(batch["noisy"], batch["timesteps"]), batch["noise"])
+
+
+# --- a cell segmenter given one-hot masks where it takes a class map ---
+
+
+class CellSegmenter(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = nn.Sequential(
+            nn.Conv2d(1, WIDTH, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(WIDTH, CLASSES, 3, padding=1),
+        )  # fmt: skip
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.net(images)  # (B, CLASSES, H, W)
+
+
+def _cells() -> tuple[torch.Tensor, torch.Tensor]:
+    g = _generator(7)
+    images = torch.randn(SAMPLES, 1, SIDE, SIDE, generator=g)
+    classes = torch.randint(CLASSES, (SAMPLES, 1, SIDE, SIDE), generator=g)
+    return images, classes
+
+
+def cells_with_class_maps() -> tuple[torch.Tensor, torch.Tensor]:
+    return _cells()  # masks (B, 1, H, W): one channel of class ids
+
+
+def cells_with_one_hot_masks() -> tuple[torch.Tensor, torch.Tensor]:
+    images, classes = _cells()
+    masks = F.one_hot(classes[:, 0], CLASSES).permute(0, 3, 1, 2).float()
+    return images, masks  # (B, CLASSES, H, W): one channel per class
+
+
+def segmentation_loss(model: nn.Module, batch: tuple) -> torch.Tensor:
+    images, masks = batch
+    return F.cross_entropy(model(images), masks.squeeze(1).long())
