@@ -291,3 +291,81 @@ def channels_first_noised() -> dict[str, torch.Tensor]:
 
 def noise_prediction(model: nn.Module, batch: dict) -> torch.Tensor:
     return F.mse_loss(model(batch["noisy"], batch["timesteps"]), batch["noise"])
+
+
+# --- a cell segmenter given one-hot masks where it takes a class map ---
+
+
+class CellSegmenter(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = nn.Sequential(
+            nn.Conv2d(1, WIDTH, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(WIDTH, CLASSES, 3, padding=1),
+        )  # fmt: skip
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.net(images)  # (B, CLASSES, H, W)
+
+
+def _cells() -> tuple[torch.Tensor, torch.Tensor]:
+    g = _generator(7)
+    images = torch.randn(SAMPLES, 1, SIDE, SIDE, generator=g)
+    classes = torch.randint(CLASSES, (SAMPLES, 1, SIDE, SIDE), generator=g)
+    return images, classes
+
+
+def cells_with_class_maps() -> tuple[torch.Tensor, torch.Tensor]:
+    return _cells()  # masks (B, 1, H, W): one channel of class ids
+
+
+def cells_with_one_hot_masks() -> tuple[torch.Tensor, torch.Tensor]:
+    images, classes = _cells()
+    masks = F.one_hot(classes[:, 0], CLASSES).permute(0, 3, 1, 2).float()
+    return images, masks  # (B, CLASSES, H, W): one channel per class
+
+
+def segmentation_loss(model: nn.Module, batch: tuple) -> torch.Tensor:
+    images, masks = batch
+    return F.cross_entropy(model(images), masks.squeeze(1).long())
+
+
+# --- a padded-sequence encoder given an int64 attention mask ---
+
+
+class PaddedEncoder(nn.Module):
+    """Self-attention over padded token sequences; the mask says which keys are
+    real tokens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = nn.Embedding(VOCAB, WIDTH)
+        self.qkv = nn.Linear(WIDTH, 3 * WIDTH)
+        self.classifier = nn.Linear(WIDTH, CLASSES)
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(self.embed(ids)).chunk(3, dim=-1)  # (B, T, C) each
+        keys = mask[:, None, :]  # (B, 1, T): attend to real tokens only
+        h = F.scaled_dot_product_attention(q, k, v, attn_mask=keys)
+        return self.classifier(h.mean(1))  # (B, CLASSES)
+
+
+def _padded(mask_dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    ids, labels = token_batch()
+    lengths = torch.tensor([LENGTH, LENGTH - 2] * (SAMPLES // 2))
+    mask = torch.arange(LENGTH)[None, :] < lengths[:, None]  # (B, T)
+    return {"ids": ids, "mask": mask.to(mask_dtype), "labels": labels}
+
+
+def padded_with_int64_mask() -> dict[str, torch.Tensor]:
+    return _padded(torch.int64)  # as a tokenizer returns attention_mask
+
+
+def padded_with_bool_mask() -> dict[str, torch.Tensor]:
+    return _padded(torch.bool)
+
+
+def classify_padded(model: nn.Module, batch: dict) -> torch.Tensor:
+    return F.cross_entropy(model(batch["ids"], batch["mask"]), batch["labels"])

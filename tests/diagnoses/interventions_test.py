@@ -170,3 +170,38 @@ def test_two_fields_in_the_same_wrong_layout_are_repaired_together(batch, code):
             " 2)  (checked: the step runs)"
         ]
         assert "timesteps" not in outcome.result.diagnosis.summary
+
+
+@pytest.mark.parametrize(
+    ("batch", "code"),
+    [
+        (m.cells_with_one_hot_masks, "shape-error"),
+        (m.cells_with_class_maps, "memorized"),
+    ],
+)
+def test_one_hot_masks_where_a_class_map_is_taken_are_argmaxed(batch, code):
+    outcome = run_case(
+        Case("cells", "segmenter", m.CellSegmenter, batch, loss=m.segmentation_loss,
+             options={"lr": 0.02})  # fmt: skip
+    )
+    assert outcome.code == code, report(outcome)
+    if code != "memorized":
+        assert outcome.result.diagnosis.suggestions == [
+            "batch[1].argmax(1, keepdim=True)  (checked: the step runs)"
+        ]
+
+
+@pytest.mark.parametrize(
+    ("batch", "code"),
+    [(m.padded_with_int64_mask, "data-error"), (m.padded_with_bool_mask, "memorized")],
+)
+def test_an_int64_attention_mask_is_cast_to_bool(batch, code):
+    outcome = run_case(
+        Case("padded", "padded encoder", m.PaddedEncoder, batch,
+             loss=m.classify_padded, options={"lr": 0.02})  # fmt: skip
+    )
+    assert outcome.code == code, report(outcome)
+    if code != "memorized":
+        assert outcome.result.diagnosis.suggestions == [
+            'batch["mask"].bool()  (checked: the step runs)'
+        ]

@@ -1,5 +1,6 @@
-"""A target in another form than the loss builds: argmax a one-hot field, one-hot an
-index field."""
+"""A target in another form than the loss builds: argmax a one-hot field (one-hot
+rows, or a class map with one channel per class made one channel of class ids),
+one-hot an index field."""
 
 from __future__ import annotations
 
@@ -25,6 +26,13 @@ def propose(name: str, value: torch.Tensor, context: Context) -> Iterator[Repair
         yield Repair(name, SHAPE_ERROR, f"{field}.argmax(-1)",
                      lambda t: t.argmax(-1), advice=_SHAPE_ADVICE,
                      topic="shape")  # fmt: skip
+    elif one_hot(value, 1):
+        for written, change in (
+            (f"{field}.argmax(1, keepdim=True)", lambda t: t.argmax(1, keepdim=True)),
+            (f"{field}.argmax(1)", lambda t: t.argmax(1)),
+        ):
+            yield Repair(name, SHAPE_ERROR, written, change, advice=_SHAPE_ADVICE,
+                         topic="shape")  # fmt: skip
     width = context.width
     if (
         width is not None

@@ -9,9 +9,8 @@ what they mean), so only the kinds with evidence are tried, the most direct firs
 - ``cast``: a tensor of the failing frame in a dtype its operation refuses;
 - ``shape``: a target of the failing frame in neither shape a loss takes beside the
   output, a one-hot target, or a layer's input of another size than the layer's own;
-- ``contiguity``: a batch field the failing frame holds in a strided layout (a slice
-  such as ``x[:, 1:]``), which ``.view()`` refuses: ``.contiguous()`` changes no value,
-  so it is tried first.
+- ``contiguity``: nothing else is wrong, and the failing frame holds a batch field in
+  a strided layout (a slice such as ``x[:, 1:]``), which ``.view()`` refuses.
 
 Within a kind, the fields that hold the very tensor the evidence is about come first.
 When nothing points anywhere (a first loss that is not finite, an error raised where
@@ -50,10 +49,6 @@ def pointed_at(
     fields = [(n, v) for n, v in fields if isinstance(v, torch.Tensor)]
     raised = [f for f in (tensors.raised_frame(c) for c in chains) if f is not None]
     found, about = Signs(), []
-    strided = [t for f in raised for t in _inputs(f).values() if not t.is_contiguous()]
-    if strided and any(not v.is_contiguous() for _, v in fields):
-        found.kinds.append(CONTIGUITY)
-        about += strided
     outside = tensors.outside_values(fields, chains, output)
     if outside is not None:
         found.kinds.append(RANGE)
@@ -66,6 +61,10 @@ def pointed_at(
         if held:
             found.kinds.append(kind)
             about += held
+    strided = [t for f in raised for t in _inputs(f).values() if not t.is_contiguous()]
+    if not found.kinds and strided and any(not v.is_contiguous() for _, v in fields):
+        found.kinds.append(CONTIGUITY)  # values, dtypes and shapes agree: the layout
+        about += strided
     found.fields.update(
         name for name, value in fields if any(_same(value, t) for t in about)
     )
@@ -154,7 +153,7 @@ def disagreeing_shape(frame: Frame, output: Output) -> str | None:
     if mismatched is not None:
         return mismatched
     for name, value in _inputs(frame).items():
-        if one_hot(value):
+        if one_hot(value) or one_hot(value, 1):
             return name
     if output.width is None or output.width < 2:
         return None
@@ -200,15 +199,18 @@ def _layer_input_mismatch(frame: Frame) -> str | None:
     return "input" if expected and not all(expected) else None
 
 
-def one_hot(value: torch.Tensor) -> bool:
-    """Rows of zeros with a single one along the last dimension."""
-    if value.dim() < 2 or value.shape[-1] < 2 or value.numel() == 0:
+def one_hot(value: torch.Tensor, dim: int = -1) -> bool:
+    """Zeros with a single one along ``dim``: the last (one row per sample), or 1
+    (a class map of one channel per class, (B, C, H, W))."""
+    if value.dim() < 2 or value.shape[dim] < 2 or value.numel() == 0:
+        return False
+    if dim == 1 and value.dim() < 3:
         return False
     if value.dtype == torch.bool or value.is_complex():
         return False
     if not bool(((value == 0) | (value == 1)).all()):
         return False
-    return bool((value.sum(-1) == 1).all())
+    return bool((value.sum(dim) == 1).all())
 
 
 # --- helpers ---
