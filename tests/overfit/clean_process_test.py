@@ -119,6 +119,7 @@ def test_the_doctest_runner_s_project_code_sees_a_python_c_process(
             >>> import snapshot, parses_args, configurator
             >>> parses_args.ARGS.lr
             0.005
+            >>> import torch  # the worker runs only examples that need torch
             """
             '''))
     expected = _python_c_snapshot(root)

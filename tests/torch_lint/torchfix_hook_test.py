@@ -5,6 +5,8 @@ flake8 configuration."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -95,3 +97,15 @@ def test_the_report_keeps_torchfix_codes_only():
     assert job.torchfix_lines(report) == [
         "m.py:8:12: TOR102 `torch.load` without `weights_only`"
     ]
+
+
+def test_a_bad_worker_table_fails_the_commit_that_edits_it(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text("[tool.mlsmoke.worker]\nidle = -1\n")
+    ran = subprocess.run(
+        [sys.executable, "-m", "mlsmoke", "torchfix", "pyproject.toml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "tool.mlsmoke.worker.idle" in ran.stderr
