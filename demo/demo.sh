@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: generate a project from mlsmoke's template, commit through every hook, then
 # watch the overfit-batch gate block a commit that carries a classic training bug, and
-# one that breaks the training loop itself.
+# one that breaks the training loop itself; then the regression suites block a trained
+# checkpoint that got worse on one slice.
 #
 # Runs offline (`mlsmoke new --offline`): the project's hooks come from this checkout
 # (its HEAD commit) and from PyPI at the versions the template pins, not from GitHub.
@@ -106,5 +107,21 @@ if show git commit --quiet -m "Simplify the training step"; then
     exit 1
 fi
 git checkout --quiet HEAD -- train.py
+
+step "8. Regression suites: train a checkpoint; it holds the suites shipped in suites/"
+python train.py --eval-every 250 --out checkpoint.pt
+show mlsmoke suites check
+
+step "9. A checkpoint that never predicts arm 1: suites check and CI's pytest step block it"
+python -c 'import torch; c = torch.load("checkpoint.pt", weights_only=True)
+c["model"]["head.bias"][1] -= 20.0; torch.save(c, "checkpoint.pt")'
+if show mlsmoke suites check; then
+    echo "demo: the checkpoint that lost arm 1 was NOT blocked" >&2
+    exit 1
+fi
+if show python -m pytest -q -p no:cacheprovider tests/test_suites.py; then
+    echo "demo: tests/test_suites.py passed a checkpoint that lost arm 1" >&2
+    exit 1
+fi
 
 printf '\nThe generated project is in %s\n' "$PROJECT"
