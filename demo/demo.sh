@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: generate a project from mlsmoke's template, commit through every hook, then
 # watch the overfit-batch gate block a commit that carries a classic training bug, and
-# one that breaks the training loop itself; then data-expectations block a data bug.
+# one that breaks the training loop itself; then data-expectations block a data bug, and
+# the regression suites block a trained checkpoint that got worse on one slice.
 #
 # Runs offline (`mlsmoke new --offline`): the project's hooks come from this checkout
 # (its HEAD commit) and from PyPI at the versions the template pins, not from GitHub.
@@ -121,5 +122,21 @@ if show git commit --quiet -m "Number the classes from 1"; then
     exit 1
 fi
 git checkout --quiet HEAD -- "$DATA"
+
+step "9. Regression suites: train a checkpoint; it holds the suites shipped in suites/"
+python train.py --eval-every 250 --out checkpoint.pt
+show mlsmoke suites check
+
+step "10. A checkpoint that never predicts arm 1: suites check and CI's pytest step block it"
+python -c 'import torch; c = torch.load("checkpoint.pt", weights_only=True)
+c["model"]["head.bias"][1] -= 20.0; torch.save(c, "checkpoint.pt")'
+if show mlsmoke suites check; then
+    echo "demo: the checkpoint that lost arm 1 was NOT blocked" >&2
+    exit 1
+fi
+if show python -m pytest -q -p no:cacheprovider tests/test_suites.py; then
+    echo "demo: tests/test_suites.py passed a checkpoint that lost arm 1" >&2
+    exit 1
+fi
 
 printf '\nThe generated project is in %s\n' "$PROJECT"

@@ -47,7 +47,7 @@ def evaluate(
                             settings.key_path("load"))  # fmt: skip
     model.to(where).eval()
     examples: list[Example] = []
-    sums: dict[int, list[float]] = {}
+    sums: list[torch.Tensor] = []  # p(label) totals and counts per class
     size = _length(objects.dataset, settings.key_path("dataset"))
     with torch.inference_mode():
         for start in range(0, size, settings.batch_size):
@@ -56,16 +56,13 @@ def evaluate(
                 settings, objects, model, indices, where
             )
             examples += batch_examples
-            for cls, (total, count) in batch_sums.items():
-                entry = sums.setdefault(cls, [0.0, 0])
-                entry[0] += total
-                entry[1] += count
+            if batch_sums is not None:
+                sums = [a + b for a, b in zip(sums, batch_sums)] if sums else list(
+                    batch_sums)  # fmt: skip
             if progress is not None:
                 losses = [example.loss for example in batch_examples]
                 progress(len(examples), size, sum(losses) / max(len(losses), 1))
-    confidence = {
-        str(cls): total / count for cls, (total, count) in sums.items() if count
-    }
+    confidence = _class_confidence(sums)
     return Evaluation(examples, where, time.perf_counter() - started, str(checkpoint),
                       file_sha256(checkpoint), confidence)  # fmt: skip
 
@@ -76,7 +73,7 @@ def _evaluate_batch(
     model: torch.nn.Module,
     indices: range,
     device: str,
-) -> tuple[list[Example], dict[int, tuple[float, int]]]:
+) -> tuple[list[Example], tuple[torch.Tensor, torch.Tensor] | None]:
     items = [_item(objects.dataset, index, settings) for index in indices]
     slices = [_slice_of(objects, item, index, settings) for item, index in
               zip(items, indices)]  # fmt: skip
@@ -107,7 +104,15 @@ def _evaluate_batch(
         for row, (index, digest, loss, score, slice_) in enumerate(
             zip(indices, hashes, losses, scores, slices))
     ]  # fmt: skip
-    return examples, figures.confidence_sums if figures else {}
+    return examples, figures.confidence_sums if figures else None
+
+
+def _class_confidence(sums: list[torch.Tensor]) -> dict[str, float]:
+    """Per class, the mean p(label) over what is labelled with it."""
+    if not sums:
+        return {}
+    totals, counts = sums[0].tolist(), sums[1].tolist()
+    return {str(c): totals[c] / counts[c] for c in range(len(counts)) if counts[c]}
 
 
 def _values(

@@ -13,7 +13,7 @@ accuracy. A project's ``loss`` and ``score`` are ``(outputs, batch) -> (B,)``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -35,8 +35,9 @@ class PerExample:
     prediction: list[Any]
     label: list[Any]
     weakest: list[Weakest | None]
-    # per class: (sum of p(label), count) over the examples or tokens labelled with it
-    confidence_sums: dict[int, tuple[float, int]] = field(default_factory=dict)
+    # per class (C,): the sum of p(label) over the examples or tokens labelled with
+    # it, and their count; added up over batches, as tensors
+    confidence_sums: tuple[torch.Tensor, torch.Tensor] | None = None
 
 
 def forward(model: Any, batch: Any) -> tuple[Any, Any]:
@@ -74,26 +75,28 @@ def default_figures(logits: Any, labels: Any) -> PerExample | None:
 
 
 def _classifier(logits: torch.Tensor, labels: torch.Tensor) -> PerExample:
-    log_probs = torch.log_softmax(logits, dim=-1)
-    probs = log_probs.exp()
-    loss = -log_probs.gather(1, labels[:, None])[:, 0]
-    prediction = probs.argmax(dim=-1)
-    p_label = probs.gather(1, labels[:, None])[:, 0]
-    p_prediction = probs.gather(1, prediction[:, None])[:, 0]
+    log_probs = torch.log_softmax(logits, dim=-1)  # (B, C)
+    label_log_p = log_probs.gather(1, labels[:, None])[:, 0]  # (B,)
+    top_log_p, prediction = log_probs.max(dim=-1)  # (B,), (B,)
+    p_label = label_log_p.exp()
+    # one copy to Python for the floats: loss, score, p(label), p(prediction)
+    floats = torch.stack(
+        [-label_log_p, (prediction == labels).float(), p_label, top_log_p.exp()]
+    ).tolist()
     label_list, prediction_list = labels.tolist(), prediction.tolist()
     weakest = [
         Weakest(label, predicted, p_l, p_p)
         for label, predicted, p_l, p_p in zip(
-            label_list, prediction_list, p_label.tolist(), p_prediction.tolist()
+            label_list, prediction_list, floats[2], floats[3]
         )
     ]
     return PerExample(
-        loss.tolist(),
-        (prediction == labels).float().tolist(),
+        floats[0],
+        floats[1],
         prediction_list,
         label_list,
         weakest,  # type: ignore[arg-type]
-        _confidence_sums(labels, p_label),
+        _confidence_sums(labels, p_label, logits.shape[-1]),
     )
 
 
@@ -128,20 +131,16 @@ def _tokens(logits: torch.Tensor, labels: torch.Tensor) -> PerExample:
         prediction.tolist(),
         labels.tolist(),
         weakest,
-        _confidence_sums(labels[mask], p_label[mask]),
+        _confidence_sums(labels[mask], p_label[mask], logits.shape[-1]),
     )
 
 
 def _confidence_sums(
-    labels: torch.Tensor, p_label: torch.Tensor
-) -> dict[int, tuple[float, int]]:
-    sums: dict[int, tuple[float, int]] = {}
-    classes, inverse = labels.unique(return_inverse=True)
-    totals = torch.zeros(len(classes)).index_add_(0, inverse, p_label.float())
-    counts = torch.bincount(inverse, minlength=len(classes))
-    for cls, total, count in zip(classes.tolist(), totals.tolist(), counts.tolist()):
-        sums[cls] = (total, count)
-    return sums
+    labels: torch.Tensor, p_label: torch.Tensor, classes: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    totals = torch.zeros(classes, dtype=torch.float64, device=labels.device)
+    totals.index_add_(0, labels, p_label.double())
+    return totals, torch.bincount(labels, minlength=classes)
 
 
 def project_values(

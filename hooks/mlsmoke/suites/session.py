@@ -101,7 +101,7 @@ def check(
 
 def _stamp(settings: SuitesSettings, evaluation: Evaluation) -> dict[str, Any]:
     return {
-        "checkpoint": settings.checkpoint or evaluation.checkpoint,
+        "checkpoint": evaluation.checkpoint,
         "checkpoint_sha256": evaluation.checkpoint_sha256,
         "right_at": settings.right_at,
     }
