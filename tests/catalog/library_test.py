@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from mlsmoke.overfit.verdict import checks, diagnoses
+from mlsmoke.overfit.verdict import checks, diagnoses, ranks
 from mlsmoke.overfit.verdict.checks import step_order, target_copies_input
 from mlsmoke.overfit.verdict.diagnoses import schedule_holds_lr, step_function
 
@@ -44,11 +44,15 @@ STEP_FUNCTION = set(step_function.CODES) | {step_order.CODE}
 # What only a training script gives: its schedule, and the trained model a warning
 # checks (tests/overfit/script_mode_test.py runs each).
 SCRIPT_MODE = {schedule_holds_lr.CODE, target_copies_input.CODE}
+# What only two or more ranks give (verdict/ranks/): tests/overfit/ddp_test.py starts
+# real ranks for each, and checks that it covers every one of them.
+DISTRIBUTED = set(ranks.CODES)
 
 
 def test_library_catalog_covers_every_code_warning_and_family() -> None:
     codes = {d.code for d in diagnoses.REGISTRY} - NOT_A_BUG - STEP_FUNCTION
     codes -= SCRIPT_MODE
+    assert not DISTRIBUTED & {case.code for case in CASES}
     warning_codes = {sys.modules[c.__module__].CODE for c in checks.REGISTRY}
     warning_codes -= STEP_FUNCTION | OFF_THE_CPU | SCRIPT_MODE
     assert len(BUGS) >= 25 and len(CORRECT) >= 10

@@ -197,3 +197,16 @@ def test_a_sigterm_to_the_hook_leaves_no_rank_behind(tmp_path):
     while _processes_of(root) and time.monotonic() - waited < 5:
         time.sleep(0.1)
     assert not _processes_of(root)
+
+
+def test_the_ranks_fork_from_the_warm_worker(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MLSMOKE_WORKER", "1")
+    monkeypatch.setenv("MLSMOKE_WORKER_DIR", str(tmp_path / "workers"))
+    root = _project(tmp_path / "p")
+    try:
+        code, result = _gate(root, monkeypatch)
+    finally:
+        capsys.readouterr()
+        assert cli_main(["worker", "stop"]) == 0
+    assert "stopped worker" in capsys.readouterr().out  # the gate was the worker's job
+    assert (code, result["diagnosis"]["code"]) == (0, "memorized"), _text(result)

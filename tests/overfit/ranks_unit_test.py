@@ -95,10 +95,10 @@ def test_a_master_port_in_use_is_retried_on_another(tmp_path, monkeypatch):
         chosen.append(ports.pop() if ports else ranks._free_port())
         return chosen[-1]
 
-    settings = _gate(model="tiny:build", batch="tiny:batch", **{"world-size": 2,
-                     "collective-timeout": 2, "timeout": 20})  # fmt: skip
+    settings = _gate(model="tiny:build", batch="tiny:batch", loss="tiny:loss",
+                     **{"world-size": 2, "collective-timeout": 2})  # fmt: skip
     try:
-        result = ranks.run_ranks(settings, "cpu", None, time.monotonic() + 20, choose)
+        result = ranks.run_ranks(settings, "cpu", None, time.monotonic() + 60, choose)
     finally:
         taken.close()
     assert len(chosen) == 2 and chosen[0] != chosen[1]
@@ -113,4 +113,8 @@ def build():
 
 def batch():
     return torch.ones(2, 4), torch.zeros(2, 1)
+
+def loss(model, batch):
+    inputs, targets = batch
+    return ((model(inputs) - targets) ** 2).mean()
 """

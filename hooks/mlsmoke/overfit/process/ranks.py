@@ -180,24 +180,33 @@ def _wait(
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 codes[rank] = os.waitstatus_to_exitcode(status)
-                if _others_may_wait(rank, codes[rank], scratch):
-                    give_up_at = min(give_up_at, time.monotonic() + patience + GRACE)
+                left = _time_left_to_others(rank, codes[rank], scratch, patience)
+                if left is not None:
+                    give_up_at = min(give_up_at, time.monotonic() + left)
         if len(codes) < len(pids) and time.monotonic() >= give_up_at:
             _stop_the_rest(pids, codes)
         time.sleep(POLL)
     return codes
 
 
-def _others_may_wait(rank: int, code: int, scratch: Path) -> bool:
-    """Whether the ranks still running may be waiting for ``rank``, which ended: it
-    failed, left no record, gave up waiting itself, or is rank 0, which ends last."""
+def _time_left_to_others(
+    rank: int, code: int, scratch: Path, patience: float
+) -> float | None:
+    """How long the ranks still running get once ``rank`` ended; None: as long as the
+    gate's deadline allows. A rank that gave up waiting for the others says they are
+    not coming: they are stopped at once. A rank that failed, or rank 0 (which ends
+    last), leaves them ``patience`` to give up waiting and report themselves."""
     from mlsmoke.overfit.training.ranks.rank import gave_up_waiting
 
     try:
         record = json.loads((scratch / f"rank{rank}.json").read_text())
     except (OSError, ValueError):
-        return True
-    return code != 0 or rank == 0 or gave_up_waiting(record.get("error", ""))
+        return patience + GRACE
+    if gave_up_waiting(record.get("error", "")):
+        return GRACE
+    if code != 0 or rank == 0:
+        return patience + GRACE
+    return None
 
 
 def _stop_the_rest(pids: dict[int, int], codes: dict[int, int | None]) -> None:

@@ -1,0 +1,143 @@
+"""The gate on 2 gloo ranks against the gate on 1, on the template's model and data.
+
+The template's package (``templates/ml-project``: its classifier, its spirals and its
+recipe) is copied into a scratch project whose batch callable shards the template's
+training set with a ``DistributedSampler`` when a process group is up. Each repeat runs
+``mlsmoke overfit --no-cache --world-size N`` for N = 1 and 2 in fresh processes,
+interleaved, worker off, ``OMP_NUM_THREADS=1`` (one thread per rank). Target: 2 ranks at
+most 2.5x the wall time of 1. A second table times a hang: rank 1 never returns from its
+loss, and the gate must end at ``collective-timeout`` (plus its grace), well before the
+gate's ``timeout``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.bench_gate import mlsmoke_command
+from benchmarks.measure import ProcessRun, Summary, ratio, run_process
+from benchmarks.precommit import ROOT
+from benchmarks.report import Section
+
+TARGET = 2.5
+TEMPLATE = ROOT / "templates" / "ml-project" / "{{cookiecutter.project_slug}}" / "src"
+TEMPLATE_PACKAGE = TEMPLATE / "{{cookiecutter.package_name}}"
+COLLECTIVE_TIMEOUT = 5.0
+TIMEOUT = 60.0
+
+SHARDED = """\
+import time
+
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler, RandomSampler
+from torch.utils.data import TensorDataset
+
+from tpl.data import spirals
+from tpl.recipe import TrainConfig
+
+
+def loader():
+    config = TrainConfig()
+    points, labels = spirals(config.n_train, seed=config.seed)
+    dataset = TensorDataset(points, labels)
+    sharded = dist.is_available() and dist.is_initialized()
+    sampler = DistributedSampler(dataset) if sharded else RandomSampler(dataset)
+    return DataLoader(dataset, batch_size=config.batch_size, sampler=sampler)
+
+
+def rank_one_hangs(model, batch):
+    import torch.nn.functional as F
+
+    if dist.get_rank() == 1:
+        time.sleep(3600)
+    x, y = batch
+    return F.cross_entropy(model(x), y)
+"""
+
+
+def run(quick: bool) -> Section:
+    repeats = 1 if quick else 3
+    with tempfile.TemporaryDirectory(prefix="mlsmoke-bench-ddp-") as scratch:
+        project = write_project(Path(scratch))
+        runs: dict[int, list[tuple[ProcessRun, int]]] = {1: [], 2: []}
+        for repeat in range(repeats):
+            for world_size in (1, 2) if repeat % 2 == 0 else (2, 1):
+                runs[world_size].append(run_gate(project, world_size))
+        hang = run_gate(project, 2, "--gate", "hang")[0]
+    one, two = (Summary.of([r for r, _ in runs[n]]) for n in (1, 2))
+    steps = {n: statistics.median(s for _, s in runs[n]) for n in (1, 2)}
+    met = two.seconds <= TARGET * one.seconds
+    section = Section(
+        title="The gate on 2 gloo ranks vs 1 process, the template's model (wall time)",
+        columns=["ranks", "steps", "wall s", f"2 ranks <= {TARGET}x 1"],
+        rows=[
+            [1, steps[1], f"{one.seconds:.2f}", ""],
+            [2, steps[2], f"{two.seconds:.2f} ({ratio(two.seconds, one.seconds)})",
+             "yes" if met else "NO"],
+        ],  # fmt: skip
+        notes=[
+            f"median of {repeats} run(s) each of `mlsmoke overfit --no-cache"
+            " --world-size N`, interleaved; worker off; OMP_NUM_THREADS=1, one thread"
+            " per rank; the template's classifier, spirals and built-in Adam; the batch"
+            " sharded by DistributedSampler on 2 ranks",
+        ],
+    )
+    section.tables.append(
+        Section(
+            title="Time to end a gate whose rank 1 hangs (wall time)",
+            columns=["collective-timeout s", "timeout s", "gate ended after s", "code"],
+            rows=[[f"{COLLECTIVE_TIMEOUT:g}", f"{TIMEOUT:g}", f"{hang.seconds:.2f}",
+                   _code(hang)]],  # fmt: skip
+            notes=[
+                "one run: the worker's start and the ranks' fork included; rank 0 gives"
+                " up waiting after collective-timeout, rank 1 is stopped with its stack"
+                " 1 s later",
+            ],
+        )
+    )
+    return section
+
+
+def write_project(root: Path) -> Path:
+    project = root / "project"
+    shutil.copytree(TEMPLATE_PACKAGE, project / "tpl")
+    (project / "sharded.py").write_text(SHARDED)
+    (project / "pyproject.toml").write_text(f"""\
+[tool.mlsmoke.overfit]
+model = "tpl.model:build_model"
+batch = "sharded:loader"
+collective-timeout = {COLLECTIVE_TIMEOUT}
+timeout = {TIMEOUT}
+[tool.mlsmoke.overfit.template]
+[tool.mlsmoke.overfit.hang]
+loss = "sharded:rank_one_hangs"
+""")
+    return project
+
+
+def run_gate(project: Path, world_size: int, *args: str) -> tuple[ProcessRun, int]:
+    report = project / "result.json"
+    report.unlink(missing_ok=True)
+    gate = list(args) or ["--gate", "template"]
+    command = [*mlsmoke_command(), "overfit", "--no-cache", *gate,
+               "--world-size", str(world_size), "--json", str(report)]  # fmt: skip
+    env = {**os.environ, "MLSMOKE_WORKER": "0", "OMP_NUM_THREADS": "1",
+           "MLSMOKE_PYTHON": sys.executable}  # fmt: skip
+    ran = run_process(command, cwd=project, env=env)
+    if not args:
+        ran.check(f"the gate on {world_size} rank(s)")
+    steps = json.loads(report.read_text())[0]["steps"] if report.exists() else 0
+    return ran, steps
+
+
+def _code(run: ProcessRun) -> str:
+    for line in run.stdout.splitlines():
+        if line.startswith("overfit hang:"):
+            return line.split()[-1]
+    return "?"
