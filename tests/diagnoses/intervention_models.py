@@ -369,3 +369,35 @@ def padded_with_bool_mask() -> dict[str, torch.Tensor]:
 
 def classify_padded(model: nn.Module, batch: dict) -> torch.Tensor:
     return F.cross_entropy(model(batch["ids"], batch["mask"]), batch["labels"])
+
+
+# --- a keyword spotter trained with smoothed labels ---
+
+
+class KeywordSpotter(nn.Module):
+    """Frames of audio features, a GRU, the last state classified."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.rnn = nn.GRU(WIDTH, WIDTH, batch_first=True)
+        self.classifier = nn.Linear(WIDTH, CLASSES)
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        _, h = self.rnn(frames)  # (1, B, C)
+        return self.classifier(h[-1])  # (B, CLASSES)
+
+
+def utterances() -> tuple[torch.Tensor, torch.Tensor]:
+    frames = torch.randn(SAMPLES, LENGTH, WIDTH, generator=_generator(8))
+    return frames, torch.arange(SAMPLES) % CLASSES
+
+
+def smoothed(smoothing: float):
+    criterion = nn.CrossEntropyLoss(label_smoothing=smoothing)
+
+    def loss(model: nn.Module, batch: tuple) -> torch.Tensor:
+        frames, labels = batch
+        return criterion(model(frames), labels)
+
+    return loss

@@ -205,3 +205,23 @@ def test_an_int64_attention_mask_is_cast_to_bool(batch, code):
         assert outcome.result.diagnosis.suggestions == [
             'batch["mask"].bool()  (checked: the step runs)'
         ]
+
+
+@pytest.mark.parametrize(
+    ("smoothing", "code"), [(0.3, "not-learning"), (0.0, "memorized")]
+)
+def test_a_floor_from_label_smoothing_is_named_when_smoothing_off_memorizes(
+    smoothing, code
+):
+    outcome = run_case(
+        Case("keywords", "keyword spotter", m.KeywordSpotter, m.utterances,
+             loss=m.smoothed(smoothing), options={"lr": 0.01})  # fmt: skip
+    )
+    assert outcome.code == code, report(outcome)
+    if code != "memorized":
+        assert outcome.result.diagnosis.summary.startswith(
+            "label smoothing 0.3 keeps the loss above the target"
+        )
+        assert "(checked: with label smoothing off the batch is memorized in" in report(
+            outcome
+        )

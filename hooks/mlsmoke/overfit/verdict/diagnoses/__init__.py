@@ -79,6 +79,7 @@ REGISTRY: list[Diagnoser] = [
     # it runs but does not memorize: cheap evidence first, then the probes
     nondeterministic_batch.diagnose,
     not_learning.diagnose_dropout,  # before the lr range test it can spare
+    not_learning.diagnose_label_smoothing,  # so can this one
     schedule_holds_lr.diagnose,  # a script's warmup: before the lr range test
     lr_too_high.diagnose,
     non_finite.diagnose,

@@ -20,7 +20,7 @@ from mlsmoke.overfit.verdict import (
 )
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
-from mlsmoke.overfit.verdict.interventions import drop_dropout
+from mlsmoke.overfit.verdict.interventions import drop_dropout, no_label_smoothing
 from mlsmoke.overfit.verdict.result import Diagnosis
 
 CODE = "not-learning"
@@ -140,6 +140,40 @@ def diagnose_dropout(run: GateRun) -> Diagnosis | None:
             "lower the dropout rate (0.1 is usual; 0.5 and above rarely trains well)"
             f"  {outcome.mark()}",
             "build the gate's model with dropout 0, and regularize once it memorizes",
+        ],
+    )
+
+
+@diagnoser(CODE)
+def diagnose_label_smoothing(run: GateRun) -> Diagnosis | None:
+    """The loss levels off above the target, the loss smooths its labels, and the
+    same run with label smoothing off memorizes: a smoothed target's cross-entropy
+    cannot fall below its entropy. Asked before the lr range test, which it spares."""
+    evidence = run.evidence
+    if not evidence.stopped_short():
+        return None
+    reading = curve.classify_curve(evidence.losses, evidence.target)
+    if reading.shape not in (curve.PLATEAU, curve.FLOOR):
+        return None
+    smoothing = no_label_smoothing.smoothing_used(run)
+    if smoothing <= 0:
+        return None
+    outcome = no_label_smoothing.check(run)
+    if not outcome.memorized:
+        return None
+    return Diagnosis(
+        CODE,
+        f"label smoothing {smoothing:g} keeps the loss above the target"
+        f" {evidence.target:.4g}: {outcome.result()}",
+        [
+            reading.reason,
+            f"cross_entropy is called with label_smoothing={smoothing:g}: the smoothed"
+            " targets' entropy is a floor the loss cannot pass",
+        ],
+        [
+            "run the gate with label_smoothing=0, and smooth once the model memorizes"
+            f"  {outcome.mark()}",
+            "or set the target above the smoothed floor (target-loss)",
         ],
     )
 
