@@ -21,6 +21,9 @@ FORMAT = "mlsmoke-suite"
 VERSION = 1
 WHOLE_SET = "whole-set"
 EXAMPLE_KEYS = ("index", "hash", "label", "prediction", "loss", "score")
+_LINE = json.JSONEncoder(
+    sort_keys=True
+)  # one example per line; made once, not per line
 
 
 class SuiteFileError(MlsmokeError):
@@ -64,7 +67,11 @@ def number(value: Any) -> Any:
 
 
 def _example_json(example: dict[str, Any]) -> dict[str, Any]:
-    return {key: _deep_number(value) for key, value in example.items()}
+    rounded = dict(example)
+    for key, value in example.items():
+        if type(value) is not int and type(value) is not str:
+            rounded[key] = _deep_number(value)
+    return rounded
 
 
 def _deep_number(value: Any) -> Any:
@@ -83,7 +90,7 @@ def render(suite: SuiteFile) -> str:
     data = suite.to_json()
     examples = data.pop("examples")
     head = json.dumps(data, sort_keys=True, indent=1)
-    lines = [json.dumps(e, sort_keys=True) for e in examples]
+    lines = [_LINE.encode(e) for e in examples]
     body = ",\n  ".join(lines)
     listed = f'"examples": [\n  {body}\n ]' if lines else '"examples": []'
     return head[:-2] + f",\n {listed}\n}}\n"
