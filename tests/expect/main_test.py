@@ -154,6 +154,11 @@ def test_configuration_errors_exit_2_with_the_key(project, capsys, table, words)
     assert code == 2 and words in out
 
 
+def test_an_unwritable_json_path_exits_2_before_reading(project, capsys):
+    code, out = run(capsys, "--json", str(project / "missing" / "out.json"))
+    assert code == 2 and "--json" in out and "no such directory" in out
+
+
 def test_the_gate_batch_is_the_default(project, capsys):
     (project / "pyproject.toml").write_text(
         '[tool.mlsmoke.overfit]\nmodel = "data:train"\nbatch = "data:train"\n'

@@ -35,7 +35,7 @@ from mlsmoke.interpreter import (
     first_that_imports,
     project_candidates,
 )
-from mlsmoke.overfit.process.options import write_json
+from mlsmoke.overfit.process.options import check_writable, write_json
 from mlsmoke.overfit.process.spawn import spawn
 from mlsmoke.project_process import warm_then_cold
 from mlsmoke.scratch import scratch_directory
@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.json:  # before any batch is read, as the gate checks it
+        check_writable(Path(args.json), "--json")
     root = find_project_root()
     settings = load_settings(root)
     suite_path = root / settings.suite
