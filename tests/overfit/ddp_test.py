@@ -210,3 +210,18 @@ def test_the_ranks_fork_from_the_warm_worker(tmp_path, monkeypatch, capsys):
         assert cli_main(["worker", "stop"]) == 0
     assert "stopped worker" in capsys.readouterr().out  # the gate was the worker's job
     assert (code, result["diagnosis"]["code"]) == (0, "memorized"), _text(result)
+
+
+def test_a_single_process_diagnosis_still_answers_on_rank_0(tmp_path, monkeypatch):
+    """The lr range test's probes train in rank 0's world of one."""
+    root = _project(tmp_path / "p", lr=1e-7, **{"max-steps": 40})
+    code, result = _gate(root, monkeypatch)
+    assert (code, result["diagnosis"]["code"]) == (1, "lr-too-low"), _text(result)
+
+
+def test_a_model_callable_that_starts_the_process_group_is_named(tmp_path, monkeypatch):
+    root = _project(tmp_path / "p", model="ddp_models:self_initializing")
+    code, result = _gate(root, monkeypatch)
+    assert (code, result["diagnosis"]["code"]) == (1, "train-error"), _text(result)
+    assert "default process group twice" in _text(result)
+    assert 'dist.init_process_group("gloo")' in _text(result)  # the project's line
