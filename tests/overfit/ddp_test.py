@@ -22,13 +22,14 @@ from mlsmoke.cli import main as cli_main
 HERE = Path(__file__).parent
 TIMEOUT = 30
 COLLECTIVE_TIMEOUT = 3
+LR = 0.02  # memorizes the tiny classifier in about 25 steps: a collective or two each
 
 
 def _project(root: Path, extra: str = "", **keys: str) -> Path:
     root.mkdir()
     shutil.copy(HERE / "ddp_models.py", root)
     settings = {"model": "ddp_models:Classifier", "batch": "ddp_models:sharded_loader",
-                "loss": "ddp_models:classifier_loss", **keys}  # fmt: skip
+                "loss": "ddp_models:classifier_loss", "lr": LR, **keys}  # fmt: skip
     lines = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
     (root / "pyproject.toml").write_text(
         "[tool.mlsmoke.overfit]\n" + lines + textwrap.dedent(f"""
