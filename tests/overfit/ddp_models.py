@@ -188,3 +188,9 @@ def syncing_every_micro_step(model, batch, optimizer) -> torch.Tensor:
         total = total + loss.detach()
     optimizer.step()
     return total
+
+
+def self_initializing() -> nn.Module:
+    """A model callable that starts the process group itself, unguarded."""
+    dist.init_process_group("gloo")
+    return Classifier()

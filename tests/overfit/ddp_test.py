@@ -22,13 +22,14 @@ from mlsmoke.cli import main as cli_main
 HERE = Path(__file__).parent
 TIMEOUT = 30
 COLLECTIVE_TIMEOUT = 3
+LR = 0.02  # memorizes the tiny classifier in about 25 steps: a collective or two each
 
 
 def _project(root: Path, extra: str = "", **keys: str) -> Path:
     root.mkdir()
     shutil.copy(HERE / "ddp_models.py", root)
     settings = {"model": "ddp_models:Classifier", "batch": "ddp_models:sharded_loader",
-                "loss": "ddp_models:classifier_loss", **keys}  # fmt: skip
+                "loss": "ddp_models:classifier_loss", "lr": LR, **keys}  # fmt: skip
     lines = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
     (root / "pyproject.toml").write_text(
         "[tool.mlsmoke.overfit]\n" + lines + textwrap.dedent(f"""
@@ -139,7 +140,7 @@ RANK_FAULTS = {
     "exits early": ("ddp_models:rank_one_dies", "rank 1 exited with code 3"),
     "is killed": ("ddp_models:rank_one_is_killed", "rank 1 was killed by SIGKILL"),
     "raises alone": ("ddp_models:rank_one_raises", "rank 1 raised ValueError"),
-    "hangs": ("ddp_models:rank_one_hangs", "rank 1 was still running at the gate's"),
+    "hangs": ("ddp_models:rank_one_hangs", "rank 1 was still running when the gate"),
 }
 
 
@@ -155,6 +156,8 @@ def test_a_rank_fault_ends_the_gate_in_time_with_no_rank_left(
     assert (exit_code, result["diagnosis"]["code"]) == (1, "rank-failed"), _text(result)
     assert phrase in _text(result)
     assert "rank 0" in _text(result)  # the surviving rank is shown too
+    if loss.endswith("hangs"):
+        assert "time.sleep(3600)" in _text(result)  # where rank 1 was stopped
     assert not _processes_of(root)
 
 
@@ -210,3 +213,18 @@ def test_the_ranks_fork_from_the_warm_worker(tmp_path, monkeypatch, capsys):
         assert cli_main(["worker", "stop"]) == 0
     assert "stopped worker" in capsys.readouterr().out  # the gate was the worker's job
     assert (code, result["diagnosis"]["code"]) == (0, "memorized"), _text(result)
+
+
+def test_a_single_process_diagnosis_still_answers_on_rank_0(tmp_path, monkeypatch):
+    """The lr range test's probes train in rank 0's world of one."""
+    root = _project(tmp_path / "p", lr=1e-7, **{"max-steps": 40})
+    code, result = _gate(root, monkeypatch)
+    assert (code, result["diagnosis"]["code"]) == (1, "lr-too-low"), _text(result)
+
+
+def test_a_model_callable_that_starts_the_process_group_is_named(tmp_path, monkeypatch):
+    root = _project(tmp_path / "p", model="ddp_models:self_initializing")
+    code, result = _gate(root, monkeypatch)
+    assert (code, result["diagnosis"]["code"]) == (1, "train-error"), _text(result)
+    assert "default process group twice" in _text(result)
+    assert 'dist.init_process_group("gloo")' in _text(result)  # the project's line

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mlsmoke.overfit.process.settings import GateSettings
+from mlsmoke.overfit.training.ranks.record import gave_up_waiting
 from mlsmoke.overfit.verdict.ranks import (
     RankEnd,
     config_error,
@@ -196,8 +197,6 @@ def _time_left_to_others(
     gate's deadline allows. A rank that gave up waiting for the others says they are
     not coming: they are stopped at once. A rank that failed, or rank 0 (which ends
     last), leaves them ``patience`` to give up waiting and report themselves."""
-    from mlsmoke.overfit.training.ranks.rank import gave_up_waiting
-
     try:
         record = json.loads((scratch / f"rank{rank}.json").read_text())
     except (OSError, ValueError):

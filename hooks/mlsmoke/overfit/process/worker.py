@@ -57,6 +57,8 @@ def main(argv: Sequence[str]) -> int:
     enter_project(Path(request["root"]))
     stack = open(request["stack"], "w") if request.get("stack") else None
     try:
+        import mlsmoke.overfit.gate  # noqa: F401  (before any gate's clock starts)
+
         results: list[dict[str, Any]] = []
         for data in request["gates"]:
             settings = GateSettings.from_json(data)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-import torch.distributed as dist
 
 Agreement = Callable[[bool, bool], bool]
 
@@ -21,6 +20,8 @@ current: Agreement | None = None
 
 def agree(wants: bool, must: bool) -> bool:
     """Whether all ranks stop now, given this rank's wish and its obligation."""
+    import torch.distributed as dist  # only ranks import it
+
     votes = torch.tensor([int(wants), int(must)], dtype=torch.int64)
     dist.all_reduce(votes)  # gloo and NCCL both sum int64 on the CPU
     return bool(votes[0] == dist.get_world_size() or votes[1] > 0)

@@ -29,11 +29,7 @@ from mlsmoke.overfit.training.objective import forward_loss
 from mlsmoke.overfit.training.ranks import agreement
 from mlsmoke.overfit.training.ranks.factories import RankFactories
 from mlsmoke.overfit.training.ranks.observe import sample_digests
-from mlsmoke.overfit.training.ranks.record import RankRecord
-
-# What a collective raises when another rank never came, or went away.
-COLLECTIVE_GAVE_UP = ("Timed out", "timed out", "Connection closed by peer",
-                      "Connection reset by peer", "DistNetworkError")  # fmt: skip
+from mlsmoke.overfit.training.ranks.record import RankRecord, gave_up_waiting
 
 
 class RankDone(Exception):
@@ -155,11 +151,6 @@ class _RankRun:
         except Exception:  # the batch's own error is in the evidence already
             return None
         return batch
-
-
-def gave_up_waiting(error: str) -> bool:
-    """Whether ``error`` is a collective that gave up on the other ranks."""
-    return any(text in error for text in COLLECTIVE_GAVE_UP)
 
 
 def _write_atomically(path: Path, data: dict[str, Any]) -> None:

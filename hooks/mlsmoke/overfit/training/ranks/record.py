@@ -9,6 +9,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# What a collective raises when another rank never came, or went away.
+COLLECTIVE_GAVE_UP = ("Timed out", "timed out", "Connection closed by peer",
+                      "Connection reset by peer", "DistNetworkError")  # fmt: skip
+
+
+def gave_up_waiting(error: str) -> bool:
+    """Whether ``error`` is a collective that gave up on the other ranks."""
+    return any(text in error for text in COLLECTIVE_GAVE_UP)
+
 
 @dataclass
 class RankRecord:

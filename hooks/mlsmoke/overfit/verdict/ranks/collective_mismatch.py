@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import signal
 
-from mlsmoke.overfit.training.ranks.rank import gave_up_waiting
+from mlsmoke.overfit.training.ranks.record import gave_up_waiting
 from mlsmoke.overfit.verdict.ranks.ends import RankEnd, Ranks
 from mlsmoke.overfit.verdict.result import Diagnosis
 

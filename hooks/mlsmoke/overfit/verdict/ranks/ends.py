@@ -46,7 +46,7 @@ class Ranks:
 
     def how_it_ended(self, end: RankEnd) -> str:
         if end.code is None:
-            return "was still running at the gate's deadline, and was stopped"
+            return "was still running when the gate stopped it (its stack below)"
         if end.code < 0:
             return f"was killed by {signal_name(-end.code)}"
         if end.record is None:

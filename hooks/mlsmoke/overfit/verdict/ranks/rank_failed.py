@@ -5,7 +5,7 @@ it ended, and every rank's frames."""
 
 from __future__ import annotations
 
-from mlsmoke.overfit.training.ranks.rank import gave_up_waiting
+from mlsmoke.overfit.training.ranks.record import gave_up_waiting
 from mlsmoke.overfit.verdict.ranks.ends import Ranks
 from mlsmoke.overfit.verdict.result import Diagnosis
 
