@@ -90,11 +90,21 @@ def _project(scratch: Path) -> Path:
 def _doctest(root: Path, env: dict[str, str], way: str) -> ProcessRun:
     on = {**env, "MLSMOKE_WORKER": "0" if way == WAYS[0] else "1"}
     if way == WAYS[1]:
-        _mlsmoke(root, on, "worker", "stop")
+        _stopped(root, on)
     if way == WAYS[2]:
         _ready(root, on)
     files = [f"stats{i}.py" for i in range(FILES)]
     return _mlsmoke(root, on, "doctest", "--no-cache", *files).check(way)
+
+
+def _stopped(root: Path, env: dict[str, str]) -> None:
+    """No worker: a stopped one that still answers would be taken for the next."""
+    _mlsmoke(root, env, "worker", "stop")
+    deadline = time.monotonic() + 30
+    while "no worker is running" not in _mlsmoke(root, env, "worker", "status").stdout:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the worker did not stop")
+        time.sleep(0.1)
 
 
 def _ready(root: Path, env: dict[str, str]) -> None:

@@ -28,7 +28,6 @@ class WorkerUse(Enum):
     """How a job may use the warm worker."""
 
     WAIT = "wait"  # the worker, started and waited for if need be: the job needs torch
-    IF_READY = "if-ready"  # the worker only if it takes the job at once
     NONE = "none"  # a process of its own, at once
 
 
@@ -50,17 +49,8 @@ def start_project_process(
     if warm is not WorkerUse.NONE:
         settings = worker_settings(root, os.environ)
         if settings.enabled:
-            wait = warm is WorkerUse.WAIT
             job = start_job(
-                root,
-                python,
-                settings.idle,
-                module,
-                args,
-                stdout,
-                extra_fd,
-                first_use,
-                wait,
+                root, python, settings.idle, module, args, stdout, extra_fd, first_use
             )
             if job is not None:
                 return job

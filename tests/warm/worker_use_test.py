@@ -1,7 +1,7 @@
 """The doctest hook uses the warm worker only where it pays: a run whose modules need
-torch waits for it; one that needs only dependencies the worker preloads takes a
-worker that is ready, never waits for one; any other starts its own process at once.
-Real CLI runs and real workers; which process ran the examples says which path ran."""
+torch waits for it; any other starts its own process at once, never waiting for a
+worker being started, nor forked by a ready one. Real CLI runs and real workers;
+which process ran the examples says which path ran."""
 
 from __future__ import annotations
 
@@ -83,13 +83,14 @@ def test_a_numpy_run_starts_no_worker_and_runs_in_a_fresh_process(
     assert not project.warm_pids()
 
 
-def test_a_numpy_run_takes_a_worker_that_is_ready(project: WarmProject):
+def test_a_numpy_run_does_not_use_a_ready_worker_either(project: WarmProject):
     files = _write_modules(project, NUMPY_MODULE)
-    ready_worker(project)
-    (worker,) = project.warm_pids()
+    worker = ready_worker(project)
     outcome = _doctest(project, files)
     assert outcome.code == 0, outcome.output
-    assert {entry["ppid"] for entry in _seen(project)} == {worker}
+    seen = _seen(project)
+    assert worker not in {entry["ppid"] for entry in seen}
+    assert {entry["torch"] for entry in seen} == {False}
 
 
 def test_a_numpy_run_never_waits_for_a_worker_being_started(project: WarmProject):
@@ -125,18 +126,17 @@ def test_a_run_that_needs_torch_waits_for_the_worker(project: WarmProject):
 
 
 @pytest.mark.parametrize(
-    "needs, preloaded, use",
+    "needs, use",
     [
-        (["numpy", "torch"], ["torch", "numpy"], WorkerUse.WAIT),
-        (["numpy"], ["torch", "numpy"], WorkerUse.IF_READY),
-        (["sklearn"], ["torch", "scikit-learn"], WorkerUse.NONE),
-        (["scikit_learn"], ["torch", "Scikit-Learn"], WorkerUse.IF_READY),
-        (["numpy"], ["torch"], WorkerUse.NONE),
-        ([], ["torch", "numpy"], WorkerUse.NONE),
+        (["numpy", "torch"], WorkerUse.WAIT),
+        (["torch"], WorkerUse.WAIT),
+        (["numpy"], WorkerUse.NONE),
+        (["torchvision_like"], WorkerUse.NONE),
+        ([], WorkerUse.NONE),
     ],
 )
-def test_which_runs_use_the_worker(needs, preloaded, use):
-    assert worker_use(needs, preloaded) is use
+def test_which_runs_use_the_worker(needs, use):
+    assert worker_use(needs) is use
 
 
 def test_the_seen_file_is_json_lines(project: WarmProject):

@@ -35,7 +35,6 @@ from mlsmoke.errors import (
     UsageError,
 )
 from mlsmoke.project_process import WorkerUse
-from mlsmoke.warm.client import preloaded_distributions
 
 OPTIONS = ("--no-cache", "-v", "--verbose")
 
@@ -192,7 +191,7 @@ def run_where_dependencies_import(
     configured = interpreter.configured_python(root, HOOK, settings.python)
     while True:
         python = _find_interpreter(root, required, wanted, configured)
-        warm = worker_use([*required, *wanted], preloaded_distributions(root))
+        warm = worker_use([*required, *wanted])
         results = run_in_interpreter(python.path, files, root, settings, warm)
         missing = {
             result.file_failure.missing: result.path

@@ -2,12 +2,14 @@
 
 The worker's start is ``import torch`` and the project's dependencies, a second or
 more; a fresh interpreter that imports only numpy, or nothing but the standard
-library, is ready in a fraction of that. So the run waits for the worker only when its
-modules import torch; when they import only dependencies the worker preloads, it uses
-a worker that takes the job at once and never waits for one; otherwise, it starts a
-process of its own at once. The needs are those the doctest scan read from the source
-(:mod:`.requirements`): the module-level imports of the files and of the project
-modules they import, and the imports of their examples.
+library, is ready in a fraction of that. Even a ready worker does not pay for such a
+run: five numpy-only files took 0.65 s forked from a ready worker against 0.49 s in a
+fresh process (``python -m benchmarks --only doctest_worker``), as reaching the worker
+and forking it cost more than importing numpy. So the run waits for the worker when its
+modules import torch, and otherwise starts a process of its own at once. The needs are
+those the doctest scan read from the source (:mod:`.requirements`): the module-level
+imports of the files and of the project modules they import, and the imports of their
+examples.
 """
 
 from __future__ import annotations
@@ -19,19 +21,6 @@ from mlsmoke.project_process import WorkerUse
 TORCH = "torch"
 
 
-def worker_use(needs: Iterable[str], preloaded: Iterable[str]) -> WorkerUse:
-    """How a run whose top-level third-party modules are ``needs`` uses a worker that
-    preloads the distributions ``preloaded``."""
-    needed = {_normal(name) for name in needs}
-    if _normal(TORCH) in needed:
-        return WorkerUse.WAIT
-    if needed & {_normal(name) for name in preloaded}:
-        return WorkerUse.IF_READY
-    return WorkerUse.NONE
-
-
-def _normal(name: str) -> str:
-    """A module or distribution name as both are compared: ``scikit_learn`` and
-    ``Scikit-Learn`` alike (a distribution named unlike its module, as Pillow's
-    ``PIL``, does not match: such a run starts its own process)."""
-    return name.lower().replace("-", "_").replace(".", "_")
+def worker_use(needs: Iterable[str]) -> WorkerUse:
+    """How a run whose top-level third-party modules are ``needs`` uses the worker."""
+    return WorkerUse.WAIT if TORCH in set(needs) else WorkerUse.NONE

@@ -211,11 +211,6 @@ def _usable(root: Path, python: Path) -> tuple[Path, WorkerIdentity] | None:
     return directory, identity
 
 
-def preloaded_distributions(root: Path) -> tuple[str, ...]:
-    """The distributions the worker of ``root`` imports before it is ready."""
-    return worker_identity(root, root, _dependencies(root), {}).preload
-
-
 def _dependencies(root: Path) -> list[str]:
     return _as_list(read_pyproject(root).get("project", {}).get("dependencies", []))
 
