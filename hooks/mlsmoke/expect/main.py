@@ -37,7 +37,7 @@ from mlsmoke.interpreter import (
 )
 from mlsmoke.overfit.process.options import check_writable, write_json
 from mlsmoke.overfit.process.spawn import spawn
-from mlsmoke.project_process import warm_then_cold
+from mlsmoke.project_process import WorkerUse, warm_then_cold
 from mlsmoke.scratch import scratch_directory
 
 WORKER = "mlsmoke.expect.worker"
@@ -132,7 +132,9 @@ class ProjectFailed(EnvironmentProblem):
         super().__init__(text)
 
 
-def _run_once(root: Path, python: Path, settings: ExpectSettings, warm: bool) -> dict:
+def _run_once(
+    root: Path, python: Path, settings: ExpectSettings, warm: WorkerUse
+) -> dict:
     with scratch_directory("expect") as scratch:
         request, answer = Path(scratch, "request.json"), Path(scratch, "result.json")
         request.write_text(
