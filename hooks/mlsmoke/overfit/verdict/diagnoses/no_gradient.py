@@ -116,6 +116,8 @@ def _checked(
         del causes[FROZEN]
     elif outcome.confirms:
         marks[FROZEN] = outcome.mark()
+    elif outcome.helped:
+        marks[FROZEN] = f"(checked in part: {outcome.result()})"
     else:
         marks[FROZEN] = f"(not checked: {outcome.result()})"
     return marks, {FROZEN: outcome.result()}

@@ -36,6 +36,9 @@ class Outcome:
     change: str
     probe: Evidence | None = None
     closer: bool = False  # measurably closer than the original in the same steps
+    # as much closer, but levelling off above the target: the cause is real, and
+    # another one remains; not a refutation
+    helped: bool = False
     skipped: str = ""
     # another variant of the same change confirmed the cause: not a refutation
     superseded: bool = False
@@ -58,6 +61,7 @@ class Outcome:
         return (
             probe is not None
             and not self.superseded
+            and not self.helped
             and probe.error is None
             and len(probe.losses) >= 2
             and not self.confirms
@@ -76,6 +80,8 @@ class Outcome:
             return f"{self.change} the step raised {type(probe.error).__name__}"
         losses = probe.losses
         closer = ", closer than the original" if self.closer else ""
+        if self.helped and not self.closer:
+            closer = ", closer than the original, then levelling off above the target"
         return (
             f"{self.change} the loss went {losses[0]:.4g} -> {losses[-1]:.4g} in"
             f" {probe.steps} steps{closer}, not memorized"
@@ -145,17 +151,24 @@ def _run(run: GateRun, change: str, train: Callable[[float], Evidence]) -> Outco
         f"intervention {change}: {seconds:.2f} s ({spent + seconds:.2f} of"
         f" {BUDGET_SECONDS:g} s for interventions)"
     )
-    return Outcome(change, evidence, _closer(run.evidence, evidence))
+    helped = _helped(run.evidence, evidence)
+    return Outcome(
+        change, evidence, helped and _falling(evidence, run.evidence.target), helped
+    )
 
 
-def _closer(original: Evidence, changed: Evidence) -> bool:
+def _helped(original: Evidence, changed: Evidence) -> bool:
+    """The copy covered CLOSER more of the way to the target in the same steps."""
     if changed.error is not None or not changed.losses or not original.losses:
         return False
     length = min(len(changed.losses), len(original.losses))
     target = original.target
     gained = curve.relative_progress(changed.losses[:length], target)
-    if gained - curve.relative_progress(original.losses[:length], target) < CLOSER:
-        return False
-    # a copy that levels off above the target has a cause of its own: not this one
+    return gained - curve.relative_progress(original.losses[:length], target) >= CLOSER
+
+
+def _falling(changed: Evidence, target: float | None) -> bool:
+    """Still falling at its end: a copy that levels off above the target has a
+    cause of its own as well."""
     shape = curve.classify_curve(changed.losses, target).shape
     return shape in (curve.FALLING, curve.FALLING_TOO_SLOWLY)
