@@ -266,7 +266,12 @@ def test_new_offline_writes_local_hooks_and_mlsmoke_from_the_clone(
         str(hook_repo.path),
     ]
     assert config["repos"][-1]["rev"] == hook_repo.rev
-    assert config["ci"]["skip"] == ["warm-worker", "doctest", "overfit-batch"]
+    assert config["ci"]["skip"] == [
+        "warm-worker",
+        "doctest",
+        "overfit-batch",
+        "data-expectations",
+    ]
     dev = tomllib.loads((project / "pyproject.toml").read_text())["project"]
     assert f"mlsmoke @ git+file://localhost{hook_repo.path}@{hook_repo.rev}" in (
         dev["optional-dependencies"]["dev"]
