@@ -1,8 +1,8 @@
 """Commit latency, today's path and the new one side by side, hook by hook, in two
 projects generated from the template alike.
 
-Today's path: mlsmoke as on the ``main`` branch (``MLSMOKE_BENCH_TODAY``: another git
-ref), and the config as it generated it: flake8 with TorchFix among its
+Today's path: mlsmoke as it was before the torchfix hook (``MLSMOKE_BENCH_TODAY``:
+another git ref), and the config as it generated it: flake8 with TorchFix among its
 ``additional_dependencies``, no torchfix hook. The new path: this checkout and the
 template's config (flake8 lean, TorchFix in mlsmoke's torchfix hook). Both with the
 defaults (the worker on). Each project makes one commit through its hooks first, as a
@@ -46,7 +46,7 @@ from benchmarks.report import Section
 from benchmarks.template_project import CONFIG, TemplateProject, template_project
 
 PATHS = ("today", "new")
-TODAY_REF = os.environ.get("MLSMOKE_BENCH_TODAY", "main")
+TODAY_REF = os.environ.get("MLSMOKE_BENCH_TODAY", "708ff88")
 KINDS = (
     "(a) README only",
     "(b) model file",
@@ -118,21 +118,41 @@ def todays_hook_repo() -> HookRepo:
 
 
 def _todays_config(project: TemplateProject, today: HookRepo) -> None:
-    """The config as today's mlsmoke wrote it: its own hooks from ``today``, TorchFix
-    back in flake8's environment and no torchfix hook."""
+    """The config as today's mlsmoke wrote it: its own hooks from ``today`` (those it
+    has), TorchFix back in flake8's environment and no torchfix hook."""
     config = project.path / CONFIG
     document = yaml.safe_load(config.read_text())
+    todays_ids = {
+        hook["id"]
+        for hook in yaml.safe_load((today.path / ".pre-commit-hooks.yaml").read_text())
+    }
     for repo in document["repos"]:
         if repo["repo"] == str(hook_repo().path):
             repo["repo"], repo["rev"] = str(today.path), today.rev
+            repo["hooks"] = [hook for hook in repo["hooks"] if hook["id"] in todays_ids]
         repo["hooks"] = [hook for hook in repo["hooks"] if hook["id"] != "torchfix"]
         for hook in repo["hooks"]:
             if hook["id"] == "flake8":
                 plugins = hook.get("additional_dependencies", [])
                 hook["additional_dependencies"] = [*plugins, TORCHFIX]
     config.write_text(yaml.safe_dump(document, sort_keys=False))
-    git(project.path, "add", CONFIG)
+    _drop_unknown_tables(project.path / "pyproject.toml", today.path)
+    git(project.path, "add", CONFIG, "pyproject.toml")
     git(project.path, "commit", "--quiet", "--no-verify", "-m", "today's config")
+
+
+def _drop_unknown_tables(pyproject: Path, today: Path) -> None:
+    """Without the ``[tool.mlsmoke.X]`` tables that today's mlsmoke does not know (the
+    hooks it lacks), which it would refuse as unknown keys."""
+    known = (today / "hooks" / "mlsmoke" / "config.py").read_text()
+    kept, skipping = [], False
+    for line in pyproject.read_text().splitlines(keepends=True):
+        header = re.match(r"\[tool\.mlsmoke\.([\w-]+)", line)
+        if line.startswith("["):
+            skipping = bool(header) and f'"{header.group(1)}"' not in known
+        if not skipping:
+            kept.append(line)
+    pyproject.write_text("".join(kept))
 
 
 def _edits(project: TemplateProject, i: int) -> dict[str, Callable[[], Path]]:
