@@ -12,7 +12,7 @@ processes, as they would have anyway. With the worker off (``MLSMOKE_WORKER=0``,
 config, a platform without a safe fork) it does nothing.
 
 The worker (``warm/``) knows none of its callers: this hook tells it what their jobs
-import on first use (:data:`first_use`), for it to import while idle.
+import on first use (``job_imports.py``), for it to import while idle.
 """
 
 from __future__ import annotations
@@ -20,20 +20,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mlsmoke.job_imports import COMMIT_HOOKS
 from mlsmoke.interpreter import configured_python, first_that_imports
 from mlsmoke.interpreter import project_candidates
 from mlsmoke.overfit.process import ahead
 from mlsmoke.warm.client import ensure_worker
 from mlsmoke.warm.settings import worker_settings
-
-
-def first_use() -> tuple[str, ...]:
-    """What the jobs of the hooks that use the worker import on first use."""
-    from mlsmoke.doctests.supervise import FIRST_USE as DOCTEST
-    from mlsmoke.overfit.process.spawn import FIRST_USE as GATE
-    from mlsmoke.torch_lint.main import FIRST_USE as TORCHFIX, JOB_MODULE
-
-    return (*GATE, *DOCTEST, *TORCHFIX, JOB_MODULE)
 
 
 def start_in_background(root: Path, gate: bool = True) -> int:
@@ -75,7 +67,7 @@ def _detach(keep: int | None) -> None:
 
 def _start(root: Path, idle: float) -> bool:
     python = project_python(root)
-    return python is not None and ensure_worker(root, python, idle, first_use())
+    return python is not None and ensure_worker(root, python, idle, COMMIT_HOOKS)
 
 
 def project_python(root: Path) -> Path | None:

@@ -16,7 +16,7 @@ from mlsmoke.errors import EnvironmentProblem
 from mlsmoke.overfit.process import spawn
 from mlsmoke.overfit.process.main import main
 from mlsmoke.overfit.process.settings import GateSettings
-from mlsmoke.overfit.process.spawn import run_worker
+from mlsmoke.overfit.process.run_gates import run_worker
 
 HERE = Path(__file__).parent
 TWO_GATES = """

@@ -157,7 +157,7 @@ def calibrate(root: Path, first: SeedRun) -> Calibration:
         project_candidates,
     )
     from mlsmoke.overfit.process.settings import load_gates
-    from mlsmoke.overfit.process.spawn import run_worker
+    from mlsmoke.overfit.process.run_gates import run_worker
 
     (gate,) = load_gates(root)
     budget = max(gate.max_steps, BUDGET_FACTOR * first.steps)

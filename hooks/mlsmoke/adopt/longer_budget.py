@@ -34,7 +34,7 @@ def retry_with_more_steps(project: Project, verdict: Verdict) -> Verdict:
         project_candidates,
     )
     from mlsmoke.overfit.process.settings import load_gates
-    from mlsmoke.overfit.process.spawn import run_worker
+    from mlsmoke.overfit.process.run_gates import run_worker
 
     (gate,) = load_gates(project.root)
     longer = dataclasses.replace(

@@ -27,12 +27,11 @@ from mlsmoke.doctests.results import (
     results_from_json,
 )
 from mlsmoke.errors import EnvironmentProblem, Terminated
+from mlsmoke.job_imports import DOCTEST, DOCTEST_JOB
 from mlsmoke.project_process import WorkerUse, start_project_process, warm_then_cold
 from mlsmoke.scratch import scratch_directory
 from mlsmoke.watchdog import Watchdog
 
-RUNNER_MODULE = "mlsmoke.doctests.runner"
-FIRST_USE = (RUNNER_MODULE,)  # for the warm worker to import while idle
 OUTPUT_KEPT = 64 * 1024  # bytes of the runner's own output the hook keeps
 _OUTPUT_TAIL_LINES = 30
 _FILES_NAMED = 5  # in the message of a runner that died
@@ -151,7 +150,7 @@ def _supervise(
     output_read, output_write = os.pipe()
     try:
         runner = start_project_process(
-            root, python, RUNNER_MODULE, args, output_write, write_end, warm, FIRST_USE
+            root, python, DOCTEST_JOB, args, output_write, write_end, warm, DOCTEST
         )
     except OSError as error:
         os.close(read_end)

@@ -12,7 +12,6 @@ the warm worker when there is one, and a cached pass starts nothing.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from typing import Any
 from mlsmoke.cache_files import settled
 from mlsmoke.config import find_project_root
 from mlsmoke.errors import ConfigError, EnvironmentProblem
+from mlsmoke.job_imports import EXPECT, EXPECT_JOB
 from mlsmoke.expect import suite_file
 from mlsmoke.expect.cache import CacheNotWritten, PassCache, check_key
 from mlsmoke.expect.checking import check
@@ -36,11 +36,8 @@ from mlsmoke.interpreter import (
     project_candidates,
 )
 from mlsmoke.overfit.process.options import check_writable, write_json
-from mlsmoke.overfit.process.spawn import spawn
+from mlsmoke.overfit.process.json_job import how_it_ended, output_tail, run_json_job
 from mlsmoke.project_process import WorkerUse, warm_then_cold
-from mlsmoke.scratch import scratch_directory
-
-WORKER = "mlsmoke.expect.worker"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -135,44 +132,23 @@ class ProjectFailed(EnvironmentProblem):
 def _run_once(
     root: Path, python: Path, settings: ExpectSettings, warm: WorkerUse
 ) -> dict:
-    with scratch_directory("expect") as scratch:
-        request, answer = Path(scratch, "request.json"), Path(scratch, "result.json")
-        request.write_text(
-            json.dumps({"root": str(root), "settings": settings.to_json()})
-        )
-        output = Path(scratch, "output.txt")
-        end = spawn(
-            root,
-            python,
-            [],
-            [str(request), str(answer)],
-            output,
-            module=WORKER,
-            warm=warm,
-        )
-        if end.code == 130:
-            raise KeyboardInterrupt
-        try:
-            return json.loads(answer.read_text())
-        except (OSError, ValueError):
-            return _ended_early(python, end, output, settings.timeout)
-
-
-def _ended_early(python: Path, end: Any, output: Path, timeout: float) -> dict:
-    tail = output.read_text(errors="replace").rstrip().splitlines()[-40:]
+    request = {"root": str(root), "settings": settings.to_json()}
+    answer, end = run_json_job(
+        "expect", root, python, request, EXPECT_JOB, warm, first_use=EXPECT
+    )
+    if answer is not None:
+        return answer
     if end.timed_out_after is not None:
         message = (
-            f"the batches were not read within the timeout ({timeout:g} s,"
+            f"the batches were not read within the timeout ({settings.timeout:g} s,"
             " tool.mlsmoke.expect.timeout)"
         )
-    elif end.code < 0:
-        message = f"{python} was killed by signal {-end.code} while reading the batches"
     else:
-        message = f"{python} exited with code {end.code} while reading the batches"
+        message = f"{python} {how_it_ended(end)} while reading the batches"
     return {
         "status": "killed",
         "message": message,
-        "traceback": "\n".join(tail) or None,
+        "traceback": output_tail(end, 40) or None,
     }
 
 

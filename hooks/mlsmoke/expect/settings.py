@@ -22,6 +22,7 @@ from mlsmoke import config
 from mlsmoke.config import Key, seed_value
 from mlsmoke.errors import ConfigError
 from mlsmoke.overfit.process.settings import factory_spec
+from mlsmoke.overfit.process.shared_keys import gate_factory, gate_python
 
 TABLE = f"{config.TOOL_PATH}.expect"
 DEFAULT_BATCHES = 4
@@ -96,11 +97,8 @@ def load_settings(root: Path) -> ExpectSettings:
     parsed = config.validate(config.hook_table(root, "expect"), SCHEMA, TABLE)
     batch, batch_key = parsed["batch"], f"{TABLE}.batch"
     if batch is None:
-        batch, batch_key = _gate_batch(root), f"{config.TOOL_PATH}.overfit.batch"
-    python = parsed["python"]
-    if python is None:
-        gate_python = config.hook_table(root, "overfit").get("python")
-        python = gate_python if isinstance(gate_python, str) else None
+        batch, batch_key = _gate_batch(root)
+    python = parsed["python"] or gate_python(root)
     return ExpectSettings(
         batch=batch,
         validation=parsed["validation"],
@@ -114,11 +112,10 @@ def load_settings(root: Path) -> ExpectSettings:
     )
 
 
-def _gate_batch(root: Path) -> str:
-    gate = config.hook_table(root, "overfit")
-    value = gate.get("batch")
-    if isinstance(value, str):
-        return factory_spec(value, f"{config.TOOL_PATH}.overfit.batch")
+def _gate_batch(root: Path) -> tuple[str, str]:
+    shared = gate_factory(root, "batch")
+    if shared is not None:
+        return shared
     raise ConfigError(
         f'{TABLE}.batch: missing; set it to "package.module:callable" returning the'
         " training DataLoader (or one batch per call)"

@@ -11,7 +11,6 @@ This side never imports torch: the profile runs in the project's interpreter.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -31,13 +30,13 @@ from mlsmoke.overfit.process.options import (
     check_writable,
     write_json,
 )
-from mlsmoke.overfit.process.spawn import spawn
+from mlsmoke.overfit.process.deaths import WorkerEnd
+from mlsmoke.overfit.process.json_job import how_it_ended, output_tail, run_json_job
 from mlsmoke.profile import baseline, targets
 from mlsmoke.profile.figures import Figures
 from mlsmoke.profile.report import summary
 from mlsmoke.profile.rules import recommend
 from mlsmoke.profile.targets import ScriptTarget, Target
-from mlsmoke.scratch import scratch_directory
 
 DEFAULT_STEPS = 20
 DEFAULT_WARMUP = 5
@@ -178,39 +177,27 @@ def _profile_one(
     python = first_that_imports(project_candidates(root, configured), ["torch"])
     trace = _trace_path(args.trace, target.name, several, root)
     what = "script" if isinstance(target, ScriptTarget) else "gate"
-    with scratch_directory("profile") as scratch:
-        request, answer = Path(scratch, "request.json"), Path(scratch, "result.json")
-        request.write_text(
-            json.dumps(
-                {
-                    "root": str(root),
-                    what: target.to_json(),
-                    "steps": args.steps,
-                    "warmup": args.warmup,
-                    "trace": str(Path(trace).resolve()),
-                    "device": args.device,
-                    "timeout": args.timeout,
-                }
-            )
-        )
-        output = Path(scratch, "output.txt")
-        end = spawn(root, python.path, [], [str(request), str(answer)], output,
-                    module=WORKER)  # fmt: skip
-        if end.code == 130:
-            raise KeyboardInterrupt
-        try:
-            outcome = json.loads(answer.read_text())
-        except (OSError, ValueError):
-            outcome = _ended_early(target.name, python.path, end, output, args.timeout)
+    request = {
+        "root": str(root),
+        what: target.to_json(),
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "trace": str(Path(trace).resolve()),
+        "device": args.device,
+        "timeout": args.timeout,
+    }
+    outcome, end = run_json_job("profile", root, python.path, request, WORKER)
+    if outcome is None:
+        outcome = _ended_early(target.name, python.path, end, args.timeout)
     outcome["trace"] = trace
     return outcome
 
 
 def _ended_early(
-    name: str, python: Path, end: Any, output: Path, timeout: float
+    name: str, python: Path, end: WorkerEnd, timeout: float
 ) -> dict[str, Any]:
-    tail = output.read_text(errors="replace").rstrip().splitlines()[-40:]
-    evidence = ["\n".join(tail)] if tail else []
+    tail = output_tail(end, 40)
+    evidence = [tail] if tail else []
     if end.timed_out_after is not None:
         message = (
             f"no profile within the timeout ({timeout:g} s, --timeout): the steps"
@@ -218,13 +205,8 @@ def _ended_early(
         )
         return {"gate": name, "status": "timeout", "message": message,
                 "evidence": evidence}  # fmt: skip
-    how = (
-        f"was killed by signal {-end.code}"
-        if end.code < 0
-        else (f"exited with code {end.code}")
-    )
     return {"gate": name, "status": "killed",
-            "message": f"{python} {how} before the profile finished",
+            "message": f"{python} {how_it_ended(end)} before the profile finished",
             "evidence": evidence}  # fmt: skip
 
 

@@ -24,6 +24,7 @@ from mlsmoke import config
 from mlsmoke.config import Key
 from mlsmoke.errors import ConfigError
 from mlsmoke.overfit.process.settings import device_name, factory_spec
+from mlsmoke.overfit.process.shared_keys import GATE_TABLE, gate_factory
 
 HOOK = "suites"
 TABLE = f"{config.TOOL_PATH}.{HOOK}"
@@ -205,13 +206,13 @@ def load(root: Path) -> SuitesSettings:
 
 def _overfit_model(root: Path) -> str:
     """The gate's model key, shared when the suites name none."""
-    model = config.hook_table(root, "overfit").get("model")
-    if model is None:
+    shared = gate_factory(root, "model")
+    if shared is None:
         raise ConfigError(
             f'{TABLE}.model: missing; set it to "package.module:callable" (or set'
-            f" {config.TOOL_PATH}.overfit.model, which the suites share)"
+            f" {GATE_TABLE}.model, which the suites share)"
         )
-    return factory_spec(model, f"{config.TOOL_PATH}.overfit.model")
+    return shared[0]
 
 
 def _hand_suites(table: Any) -> list[HandSuite]:

@@ -22,12 +22,10 @@ from pathlib import Path
 from mlsmoke.arguments import files_after_dashes
 from mlsmoke.config import find_project_root, is_project_config
 from mlsmoke.errors import EnvironmentProblem, MlsmokeError
+from mlsmoke.job_imports import TORCHFIX, TORCHFIX_JOB
 from mlsmoke.torch_lint import job
 from mlsmoke.warm.settings import WorkerSettings, worker_settings
 
-JOB_MODULE = "mlsmoke.torch_lint.job"
-# What the job imports, for the warm worker to import while idle.
-FIRST_USE = ("flake8.main.cli", "pyflakes.checker", "pycodestyle", "torchfix.torchfix")
 MARKER = b"torch"  # TorchFix's own filter: "torch" anywhere, functorch included
 
 
@@ -87,9 +85,9 @@ def _in_worker(
     with open(os.devnull, "wb") as unused:
         for candidate in candidates:
             job_ = start_job(
-                root, candidate.path, settings.idle, JOB_MODULE,
+                root, candidate.path, settings.idle, TORCHFIX_JOB,
                 [*args, str(unused.fileno())], sys.stdout.fileno(), unused.fileno(),
-                (*FIRST_USE, JOB_MODULE), wait=False,
+                TORCHFIX, wait=False,
             )  # fmt: skip
             if job_ is None:
                 continue

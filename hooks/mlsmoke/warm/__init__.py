@@ -8,6 +8,7 @@ that the gate or the doctest hook would otherwise start as a new ``python -c`` p
 - ``identity.py``: which worker a job may use, and where its socket is;
 - ``protocol.py``: the messages between a hook and the worker, with file descriptors;
 - ``client.py``: the hook's side: reach or start the worker, and a job's handle;
+- ``launch.py``: a new worker's process, and its first word (ready or refused);
 - ``server.py``: the worker's loop, in the project's interpreter;
 - ``preload.py``: what it imports before forking, and whether forking is then safe;
 - ``jobs.py``: a forked job's signals and its end (nothing it started outlives it);

@@ -18,12 +18,10 @@ when it listens already, no hook is starting it, and it is not importing; otherw
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import select
 import signal
 import socket
-import subprocess
 import threading
 import time
 import uuid
@@ -33,7 +31,6 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from mlsmoke.config import read_pyproject
-from mlsmoke.interpreter import module_command
 from mlsmoke.process_group import TOKEN_VARIABLE, kill_descendants
 from mlsmoke.warm.identity import (
     WorkerIdentity,
@@ -42,13 +39,8 @@ from mlsmoke.warm.identity import (
     socket_path,
     worker_identity,
 )
+from mlsmoke.warm.launch import refused_lately, start_worker
 from mlsmoke.warm.protocol import Connection
-
-SERVER_MODULE = "mlsmoke.warm.server"
-STARTUP_LIMIT = 120.0  # seconds for a new worker to import torch and the dependencies
-REFUSAL_KEPT = 3600.0  # seconds before a refused worker is tried again
-
-_started: list[subprocess.Popen] = []  # workers this hook started, kept from __del__
 
 
 class WorkerLost(Exception):
@@ -206,7 +198,7 @@ def _usable(root: Path, python: Path) -> tuple[Path, WorkerIdentity] | None:
     identity = worker_identity(
         root, python, _dependencies(root), os.environ, mlsmoke_code(directory)
     )
-    if _refused_lately(directory, identity.key):
+    if refused_lately(directory, identity.key):
         return None
     return directory, identity
 
@@ -252,81 +244,6 @@ def _connect(
         except OSError:
             sock.close()
         if attempt == 0 and start:
-            if not _start_worker(directory, identity, idle, first_use):
+            if not start_worker(directory, identity, idle, first_use):
                 return None
     return None
-
-
-def _start_worker(
-    directory: Path, identity: WorkerIdentity, idle: float, first_use: Sequence[str]
-) -> bool:
-    """Start the worker and wait until it listens; False when it refused or failed."""
-    read_end, write_end = os.pipe()
-    path = socket_path(directory, identity.key)
-    command = module_command(
-        identity.python,
-        SERVER_MODULE,
-        str(path),
-        str(identity.root),
-        repr(idle),
-        str(write_end),
-        json.dumps(list(identity.preload)),
-        identity.code,
-        json.dumps(list(first_use)),
-        dies_with_caller=False,
-    )
-    environment = {k: v for k, v in os.environ.items() if k != TOKEN_VARIABLE}
-    try:
-        with open(directory / f"{identity.key}.log", "wb") as log:
-            process = subprocess.Popen(
-                command,
-                cwd=identity.root,
-                env=environment,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                pass_fds=(write_end,),
-                start_new_session=True,
-            )
-    except OSError:
-        os.close(read_end)
-        return False
-    finally:
-        os.close(write_end)
-    _started.append(process)
-    answer = _first_line(read_end, STARTUP_LIMIT)
-    if "ready" in answer:
-        return True
-    if "refused" in answer:
-        (directory / f"{identity.key}.refused").write_text(answer["refused"] + "\n")
-    else:
-        process.kill()
-    return False
-
-
-def _first_line(fd: int, limit: float) -> dict[str, Any]:
-    """The first JSON line written to ``fd`` within ``limit`` seconds ({} if none)."""
-    data = b""
-    deadline = time.monotonic() + limit
-    with os.fdopen(fd, "rb", buffering=0) as stream:
-        while b"\n" not in data:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([stream], [], [], left)[0]:
-                return {}
-            chunk = stream.read(4096)
-            if not chunk:
-                return {}
-            data += chunk
-    try:
-        answer = json.loads(data.partition(b"\n")[0])
-    except ValueError:
-        return {}
-    return answer if isinstance(answer, dict) else {}
-
-
-def _refused_lately(directory: Path, key: str) -> bool:
-    try:
-        age = time.time() - (directory / f"{key}.refused").stat().st_mtime
-    except OSError:
-        return False
-    return age < REFUSAL_KEPT

@@ -43,8 +43,8 @@ from mlsmoke.overfit.process.settings import (
     select_gates,
 )
 from mlsmoke.overfit.process.options import check_gate_options, write_json
-from mlsmoke.overfit.process.spawn import run_worker
-from mlsmoke.warm.client import STARTUP_LIMIT
+from mlsmoke.overfit.process.run_gates import run_worker
+from mlsmoke.warm.launch import STARTUP_LIMIT
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,5 @@
-"""Run gates in the project's interpreter and read their results back.
+"""Run a job (a gate, an evaluation, a profile) in the project's interpreter,
+supervised.
 
 The worker's own output (the project's prints, torch's warnings) is captured and shown
 with ``-v`` or when the worker dies. Progress comes through a pipe of its own and is
@@ -19,108 +20,29 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from mlsmoke.errors import EnvironmentProblem, Terminated
-from mlsmoke.overfit.process.deaths import WorkerEnd, ended_early, timed_out
+from mlsmoke.job_imports import GATE, GATE_JOB
+from mlsmoke.overfit.process.deaths import WorkerEnd
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.project_process import (
     ProjectProcess,
     WorkerUse,
     start_project_process,
-    warm_then_cold,
 )
 from mlsmoke.watchdog import Watchdog
 from mlsmoke.overfit.verdict.report import progress_line
-from mlsmoke.overfit.verdict.result import Result
-from mlsmoke.scratch import scratch_directory
 
 # Before the first gate starts: the worker imports torch and mlsmoke's gate.
 STARTUP_LIMIT = 120.0
 # After a gate's timeout: time for the worker's own stack dump (1 s), then the kill.
 KILL_GRACE = 2.5
 STOP_GRACE = 2.0  # for a stopped worker to exit before it is killed
-WORKER_MODULE = "mlsmoke.overfit.process.worker"
-# What a gate's job imports on first use, for the warm worker to import while idle:
-# every torch.optim optimizer imports torch._dynamo on its first add_param_group
-# (torch's lazy _disable_dynamo), at about the cost of `import torch`.
-FIRST_USE = ("torch._dynamo", WORKER_MODULE, "mlsmoke.overfit.gate")
 # (name, step, of how many, loss, steps/s) -> the live line drawn on a terminal
 ProgressLine = Callable[[str, int, int, float, float], str]
-
-
-def run_worker(
-    root: Path,
-    python: Path,
-    gates: list[GateSettings],
-    device: str | None,
-    verbose: bool,
-) -> tuple[list[Result], dict[str, Any]]:
-    """The gates' Results, and the torch stamp of ``python`` (empty if it died).
-
-    A gate killed at its timeout fails; a new worker runs the gates after it.
-    """
-    results: list[Result] = []
-    torch: dict[str, Any] = {}
-    pending = list(gates)
-    while pending:
-        ran, stamp, end = warm_then_cold(
-            lambda warm: _run_once(root, python, pending, device, verbose, warm)
-        )
-        results += ran
-        torch = torch or stamp
-        done = {result.gate for result in ran}
-        missing = [gate for gate in pending if gate.name not in done]
-        stuck = [gate for gate in missing if gate.name == end.gate]
-        if not missing or end.timed_out_after is None or not stuck:
-            return results + ended_early(missing, python, end), torch
-        results.append(timed_out(stuck[0], end))
-        pending = [gate for gate in missing if gate is not stuck[0]]
-    return results, torch
-
-
-def _run_once(
-    root: Path,
-    python: Path,
-    gates: list[GateSettings],
-    device: str | None,
-    verbose: bool,
-    warm: WorkerUse,
-) -> tuple[list[Result], dict[str, Any], WorkerEnd]:
-    with scratch_directory("overfit") as scratch:
-        request, answer = Path(scratch, "request.json"), Path(scratch, "result.json")
-        stack = Path(scratch, "stack.txt")
-        request.write_text(
-            json.dumps(
-                {
-                    "root": str(root),
-                    "gates": [gate.to_json() for gate in gates],
-                    "device": device,
-                    "stack": str(stack),
-                }
-            )
-        )
-        output = Path(scratch, "output.txt")
-        args = [str(request), str(answer)]
-        end = spawn(root, python, gates, args, output, warm=warm)
-        end.output = output.read_text(errors="replace")
-        end.stack = stack.read_text(errors="replace") if stack.exists() else ""
-        if verbose and end.output:
-            sys.stderr.write(end.output)
-        if end.code == 130:
-            raise KeyboardInterrupt
-        results, torch = _read_answer(answer)
-        return results, torch if results else {}, end
-
-
-def _read_answer(answer: Path) -> tuple[list[Result], dict[str, Any]]:
-    try:
-        data = json.loads(answer.read_text())
-        return [Result.from_json(item) for item in data["results"]], data["torch"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return [], {}
 
 
 def spawn(
@@ -129,8 +51,9 @@ def spawn(
     gates: list[GateSettings],
     args: list[str],
     output: Path,
-    module: str = WORKER_MODULE,
+    module: str = GATE_JOB,
     warm: WorkerUse = WorkerUse.NONE,
+    first_use: Sequence[str] = GATE,
     line: ProgressLine = progress_line,
 ) -> WorkerEnd:
     """Run ``module``'s main(args + [progress fd]) in ``python`` (forked from the warm
@@ -141,7 +64,7 @@ def spawn(
     with output.open("wb") as sink:
         try:
             worker = start_project_process(
-                root, python, module, args, sink.fileno(), write_end, warm, FIRST_USE
+                root, python, module, args, sink.fileno(), write_end, warm, first_use
             )
         except OSError as error:
             os.close(read_end)
