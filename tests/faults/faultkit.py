@@ -194,18 +194,21 @@ FACTORIES = textwrap.dedent('''
     # left waiting in the next collective.
     def rank_one_exits(model, batch):
         if torch.distributed.get_rank() == 1:
+            reached("rank")
             os._exit(3)
         return loss(model, batch)
 
 
     def rank_one_is_killed(model, batch):
         if torch.distributed.get_rank() == 1:
+            reached("rank")
             os.kill(os.getpid(), 9)
         return loss(model, batch)
 
 
     def rank_one_raises(model, batch):
         if torch.distributed.get_rank() == 1:
+            reached("rank")
             raise ValueError("rank 1's shard is broken")
         return loss(model, batch)
 

@@ -12,10 +12,10 @@ from .faultkit import Fault, assert_clean
 
 TIMEOUT = 30
 COLLECTIVE_TIMEOUT = 3
-# From the start: the worker and its ranks importing torch, the surviving rank's wait
-# in a collective (COLLECTIVE_TIMEOUT plus 1 s) and room for a loaded 2-core machine;
-# well inside the gate's own TIMEOUT.
-BOUND = 25.0
+# From the fault on rank 1 to the CLI's exit: the surviving rank's wait in a
+# collective (COLLECTIVE_TIMEOUT plus 1 s), the stacks, and room for a loaded 2-core
+# machine; well inside the gate's own TIMEOUT.
+BOUND = COLLECTIVE_TIMEOUT + 1 + 8.0
 RANKS = {"world_size": 2, "timeout": TIMEOUT, "collective_timeout": COLLECTIVE_TIMEOUT}
 
 
@@ -33,7 +33,7 @@ def test_a_rank_fault_ends_the_gate_in_time_with_no_rank_left(
     fault_project, mlsmoke, loss, says
 ):
     fault_project(loss=f"fault_factories:{loss}", **RANKS)
-    outcome = mlsmoke("overfit", "--no-cache")
+    outcome = mlsmoke("overfit", "--no-cache", fault=Fault(0, reached="rank"))
     assert outcome.code == 1, outcome.output
     assert "overfit smoke: FAIL rank-failed" in outcome.stdout, outcome.output
     assert says in outcome.stdout
