@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make demo: generate a project from mlsmoke's template, commit through every hook, then
 # watch the overfit-batch gate block a commit that carries a classic training bug, and
-# one that breaks the training loop itself; then data-expectations block a data bug, and
-# the regression suites block a trained checkpoint that got worse on one slice.
+# one that breaks the training loop itself; then data-expectations block a data bug, the
+# regression suites block a trained checkpoint that got worse on one slice, and the gate
+# on 2 ranks blocks a push whose loader lost its DistributedSampler.
 #
 # Runs offline (`mlsmoke new --offline`): the project's hooks come from this checkout
 # (its HEAD commit) and from PyPI at the versions the template pins, not from GitHub.
@@ -136,6 +137,31 @@ if show mlsmoke suites check; then
 fi
 if show python -m pytest -q -p no:cacheprovider tests/test_suites.py; then
     echo "demo: tests/test_suites.py passed a checkpoint that lost arm 1" >&2
+    exit 1
+fi
+
+step "11. A push: before it, overfit-batch-ddp trains on 2 ranks (torch.distributed, gloo)"
+git init --quiet --bare "$WORK/remote.git"
+git remote add origin "$WORK/remote.git"
+echo "(build_model() wraps the model in DDP and train_loader() shards with a DistributedSampler)"
+show git push --quiet origin main
+
+step "12. A change to the loader: it loses its DistributedSampler; the push is blocked"
+for line in 'import torch.distributed as dist' 'if dist.is_available() and dist.is_initialized():' \
+    'sampler = DistributedSampler(dataset, seed=config.seed)'; do
+    if ! grep -q -- "$line" "$DATA"; then
+        echo "demo: $DATA has no line matching '$line'" >&2
+        exit 1
+    fi
+    sed -i "/$line/d" "$DATA"
+done
+sed -i 's/import DataLoader, DistributedSampler, TensorDataset/import DataLoader, TensorDataset/' "$DATA"
+show git --no-pager diff --unified=0
+git add --all
+echo "(one process trains as before, so every commit hook passes)"
+show git commit --quiet -m "Load the training data without torch.distributed"
+if show git push --quiet origin main; then
+    echo "demo: the push of a loader without a DistributedSampler was NOT blocked" >&2
     exit 1
 fi
 

@@ -26,6 +26,7 @@ MLSMOKE_HOOK_IDS = (
     "doctest",
     "overfit-batch",
     "data-expectations",
+    "overfit-batch-ddp",
 )
 HEADER = (
     "# Offline: no GitHub needed. Each third-party hook installs its pinned version\n"

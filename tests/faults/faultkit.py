@@ -188,6 +188,36 @@ FACTORIES = textwrap.dedent('''
     def loss(model, batch):
         inputs, labels = batch
         return torch.nn.functional.cross_entropy(model(inputs), labels)
+
+
+    # Losses for a gate on ranks (world-size = 2): rank 1 meets the fault, rank 0 is
+    # left waiting in the next collective.
+    def rank_one_exits(model, batch):
+        if torch.distributed.get_rank() == 1:
+            reached("rank")
+            os._exit(3)
+        return loss(model, batch)
+
+
+    def rank_one_is_killed(model, batch):
+        if torch.distributed.get_rank() == 1:
+            reached("rank")
+            os.kill(os.getpid(), 9)
+        return loss(model, batch)
+
+
+    def rank_one_raises(model, batch):
+        if torch.distributed.get_rank() == 1:
+            reached("rank")
+            raise ValueError("rank 1's shard is broken")
+        return loss(model, batch)
+
+
+    def rank_one_hangs(model, batch):
+        if torch.distributed.get_rank() == 1:
+            reached("rank")
+            time.sleep(3600)
+        return loss(model, batch)
     ''')
 
 

@@ -276,7 +276,7 @@ def test_a_strict_mode_baseline_entry_excludes_that_file_only():
 def test_an_empty_or_bare_config_gets_every_repo(start: str):
     text = wired(start)
     ids = wiring.hook_ids(text, "c.yaml")
-    assert len(ids) == 15 and ids[0] == "warm-worker"  # the template's, gate aside
+    assert len(ids) == 15 and ids[0] == "warm-worker"  # the template's, its gates aside
     assert wired(text) == text
 
 

@@ -31,6 +31,7 @@ def test_model_and_batch_turn_the_gate_on_and_it_passes(
     assert (repo / "expectations.json").is_file()
     assert "    -   id: data-expectations\n" in config
     assert "data-expectations]" in config  # in ci: skip
+    assert "overfit-batch-ddp" not in config  # no distributed code: not offered
     ran = pre_commit(adopted, "--all-files")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "overfit one batch" in ran.stdout

@@ -3,9 +3,6 @@ models and loaders a gate with ``world-size = 2`` trains on gloo in seconds."""
 
 from __future__ import annotations
 
-import os
-import time
-
 import torch
 import torch.distributed as dist
 from torch import nn
@@ -125,30 +122,6 @@ class BatchNormClassifier(Classifier):
     def __init__(self) -> None:
         super().__init__()
         self.body = nn.Sequential(nn.Linear(FEATURES, 32), nn.BatchNorm1d(32))
-
-
-def rank_one_dies(model: nn.Module, batch) -> torch.Tensor:
-    if dist.get_rank() == 1:
-        os._exit(3)
-    return classifier_loss(model, batch)
-
-
-def rank_one_is_killed(model: nn.Module, batch) -> torch.Tensor:
-    if dist.get_rank() == 1:
-        os.kill(os.getpid(), 9)
-    return classifier_loss(model, batch)
-
-
-def rank_one_hangs(model: nn.Module, batch) -> torch.Tensor:
-    if dist.get_rank() == 1:
-        time.sleep(3600)
-    return classifier_loss(model, batch)
-
-
-def rank_one_raises(model: nn.Module, batch) -> torch.Tensor:
-    if dist.get_rank() == 1:
-        raise ValueError("rank 1's shard is broken")
-    return classifier_loss(model, batch)
 
 
 def loss_times_world_size(model: nn.Module, batch) -> torch.Tensor:

@@ -9,7 +9,12 @@ import pytest
 
 from mlsmoke.overfit.process import spawn
 from mlsmoke.overfit.process.settings import GateSettings
-from mlsmoke.overfit.verdict.report import progress_line, sparkline, verdict_block
+from mlsmoke.overfit.verdict.report import (
+    curves_differ,
+    progress_line,
+    sparkline,
+    verdict_block,
+)
 from mlsmoke.overfit.verdict.result import Diagnosis, Result, Warning
 
 
@@ -117,3 +122,47 @@ def test_the_curve_of_the_diagnosis_is_drawn_instead_of_the_gates_own():
 def test_the_headline_names_any_tier_but_the_commit_one(tier, cached, headline):
     result = Result("a", Diagnosis("memorized", "ok"), tier=tier, cached=cached)
     assert verdict_block(result).splitlines()[0] == headline
+
+
+def _ranked(curves: list[list[float]]) -> Result:
+    return Result(
+        gate="ddp", diagnosis=Diagnosis("memorized", "memorized the batch"),
+        device="cpu", steps=2, initial_loss=1.0, final_loss=0.01, target=0.1,
+        losses=curves[0], rank_losses=curves, seconds=1.0,
+    )  # fmt: skip
+
+
+def test_ranks_whose_curves_differ_get_one_line_each():
+    rank_0, rank_1 = [1.0, 0.5, 0.01], [1.5, 0.2, 0.02]
+    result = _ranked([rank_0, rank_1])
+    assert verdict_block(result).splitlines()[1:4] == [
+        "  rank 0   " + sparkline(rank_0) + "  1 -> 0.01 in 2 steps",
+        "  rank 1   " + sparkline(rank_1) + "  1.5 -> 0.02 in 2 steps",
+        "  1 -> 0.01  target 0.1  in 2 steps, cpu, 1.00 s",
+    ]
+    assert Result.from_json(result.to_json()) == result
+
+
+@pytest.mark.parametrize(
+    "other",
+    [[1.0, 0.5, 0.01], [1.0 + 1e-9, 0.5, 0.01]],
+    ids=["equal", "within-float-noise"],
+)
+def test_ranks_whose_curves_agree_get_one_line(other):
+    rank_0 = [1.0, 0.5, 0.01]
+    lines = verdict_block(_ranked([rank_0, other])).splitlines()
+    assert lines[1] == "  loss    " + sparkline(rank_0)
+    assert not any(line.startswith("  rank ") for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("curves", "differ"),
+    [
+        ([], False),
+        ([[1.0, 0.5]], False),
+        ([[1.0, 0.5], [1.0, 0.5], [1.0, 0.4]], True),
+        ([[1.0, 0.5], [1.0]], True),  # a rank that stopped early
+    ],
+)
+def test_curves_differ(curves, differ):
+    assert curves_differ(curves) is differ

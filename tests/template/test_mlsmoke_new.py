@@ -271,6 +271,7 @@ def test_new_offline_writes_local_hooks_and_mlsmoke_from_the_clone(
         "doctest",
         "overfit-batch",
         "data-expectations",
+        "overfit-batch-ddp",
     ]
     dev = tomllib.loads((project / "pyproject.toml").read_text())["project"]
     assert f"mlsmoke @ git+file://localhost{hook_repo.path}@{hook_repo.rev}" in (

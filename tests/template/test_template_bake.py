@@ -201,6 +201,7 @@ def test_precommit_config_wires_every_hook_and_skips_two_on_precommit_ci(
             "doctest",
             "overfit-batch",
             "data-expectations",
+            "overfit-batch-ddp",
         ],
     }
     assert config["ci"]["skip"] == [
@@ -208,7 +209,11 @@ def test_precommit_config_wires_every_hook_and_skips_two_on_precommit_ci(
         "doctest",
         "overfit-batch",
         "data-expectations",
+        "overfit-batch-ddp",
     ]
+    # `pre-commit install` installs the pre-push hook, where overfit-batch-ddp runs.
+    assert config["default_install_hook_types"] == ["pre-commit", "pre-push"]
+    assert config["default_stages"] == ["pre-commit"]
     assert config["ci"]["autoupdate_schedule"] in ("weekly", "monthly", "quarterly")
     text = config_path.read_text()
     for reason in ("no network", "no project environment", "250 MiB"):

@@ -254,3 +254,31 @@ def test_training_bug_blocks_the_commit_with_its_diagnosis(
     output = fixed.stdout + fixed.stderr
     assert fixed.returncode == 0, output
     assert "overfit one batch" in passed_hooks(output), output
+
+
+SAMPLER = "        sampler = DistributedSampler(dataset, seed=config.seed)\n"
+
+
+def test_a_push_runs_the_gate_on_2_ranks_and_a_loader_without_sampler_fails_it(
+    project: Project,
+) -> None:
+    """`pre-commit install` installed the pre-push hook too; overfit-batch-ddp runs
+    there, on the DDP of build_model() and the DistributedSampler of train_loader()."""
+    assert (project.path / ".git" / "hooks" / "pre-push").is_file()
+    push = ("pre_commit", "run", "overfit-batch-ddp", "--hook-stage", "pre-push")
+    ran = project.run(sys.executable, "-m", *push, "--all-files")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "overfit one batch on 2 ranks" in passed_hooks(ran.stdout), ran.stdout
+
+    data = project.path / DATA
+    original = data.read_text()
+    assert SAMPLER in original
+    data.write_text(original.replace(SAMPLER, "        pass\n"))
+    try:
+        blocked = project.run(sys.executable, "-m", *push, "--files", DATA)
+    finally:
+        data.write_text(original)
+    shown = hook_output(blocked.stdout, "overfit-batch-ddp")
+    assert blocked.returncode == 1, blocked.stdout + blocked.stderr
+    assert "FAIL missing-distributed-sampler" in shown
+    assert "all 2 ranks trained on the same batch" in shown

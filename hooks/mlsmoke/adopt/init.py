@@ -19,7 +19,7 @@ from mlsmoke.adopt import candidates, gate_module, gate_setup, measure, own_hook
 from mlsmoke.adopt import flake8_config, longer_budget, report, standard
 from mlsmoke.adopt import step_candidates, tools
 from mlsmoke.adopt import calibrate, hook_form, offline_switch, script_plan, wiring
-from mlsmoke.adopt import expectations_setup
+from mlsmoke.adopt import ddp_setup, expectations_setup
 from mlsmoke.adopt.nothing_written import why_nothing
 from mlsmoke.adopt.baselines import BLACK, FLAKE8, STRICT_MODE, Debt, Project
 from mlsmoke.adopt.textfile import TextFile, check_all_writable, read_text, write_all
@@ -152,6 +152,7 @@ def _first_run(project, gate, found, repos) -> int:
         print(f"mlsmoke init: the gate {state}; overfit-batch was already on")
         if verdict.passed:
             expectations_setup.offer(project, repos)
+            ddp_setup.offer(project, repos)
         return EXIT_FAILED if gate.explicit and not verdict.passed else EXIT_OK
     if verdict.passed:
         project.config.text = wiring.turn_gate_on(project.config.text, name, repos)
@@ -173,6 +174,7 @@ def _first_run(project, gate, found, repos) -> int:
     write_all([project.config])
     if verdict.passed:
         expectations_setup.offer(project, repos)
+        ddp_setup.offer(project, repos)
     return EXIT_FAILED if gate.explicit and not verdict.passed else EXIT_OK
 
 

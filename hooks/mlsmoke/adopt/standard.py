@@ -24,6 +24,7 @@ TEMPLATE_CONFIG = Path("{{cookiecutter.project_slug}}") / CONFIG
 REPO_DASH, REPO_KEY, HOOK_DASH, HOOK_KEY = 2, 4, 6, 8
 GATE_HOOK = "overfit-batch"
 EXPECT_HOOK = "data-expectations"  # wired only once a suite is recorded
+DDP_HOOK = "overfit-batch-ddp"  # wired only once the gate passes on 2 ranks
 CI_SKIP = ("warm-worker", "doctest", GATE_HOOK)
 # Hooks that start work the later hooks use: their repo goes first in `repos:`.
 FIRST_HOOKS = ("warm-worker",)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from mlsmoke.adopt import precommit_edit as edit
 from mlsmoke.adopt import yamltree as tree
 from mlsmoke.adopt.candidates import Candidates
-from mlsmoke.adopt.standard import CI_SKIP, EXPECT_HOOK, GATE_HOOK, Repo
+from mlsmoke.adopt.standard import CI_SKIP, DDP_HOOK, EXPECT_HOOK, GATE_HOOK, Repo
 
 HEADER = [
     "# Runs at every commit once installed: `pre-commit install`.",
@@ -36,7 +36,7 @@ def wire(text: str, name: str, repos: Sequence[Repo], comment: Sequence[str]) ->
     if not text.strip():
         text = "\n".join(HEADER) + "\nrepos:\n"
     for repo in repos:
-        text = edit.add_hooks(text, name, repo, (GATE_HOOK, EXPECT_HOOK))
+        text = edit.add_hooks(text, name, repo, (GATE_HOOK, EXPECT_HOOK, DDP_HOOK))
     if GATE_HOOK not in hook_ids(text, name):
         text = edit.add_gate_comment(text, name, comment)
     return edit.ensure_ci_skip(text, name, CI_SKIP)
@@ -108,5 +108,5 @@ def turn_gate_on(text: str, name: str, repos: Sequence[Repo]) -> str:
         del lines[found[0] : found[1] + 1]
         text = "\n".join(lines) + "\n"
     for repo in repos:
-        text = edit.add_hooks(text, name, repo, (EXPECT_HOOK,))
+        text = edit.add_hooks(text, name, repo, (EXPECT_HOOK, DDP_HOOK))
     return text

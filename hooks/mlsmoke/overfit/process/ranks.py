@@ -55,9 +55,11 @@ def run_ranks(
     on_step: StepCallback | None,
     deadline: float,
     free_port: Callable[[], int] | None = None,
+    scratch_in: Path | None = None,
 ) -> Result:
     """The gate's Result from ``settings.world_size`` ranks, all ended by ``deadline``
-    (time.monotonic()) plus STACK_WAIT."""
+    (time.monotonic()) plus STACK_WAIT. The ranks' records go to a directory in
+    ``scratch_in``, the hook's own, which the hook removes even when it is stopped."""
     import torch
 
     from mlsmoke.overfit.training.device import resolve_device
@@ -80,7 +82,9 @@ def run_ranks(
     # The worker's timer thread is not forked, and a child that cancels it waits for
     # it forever; the ranks are bounded by ``deadline`` instead.
     faulthandler.cancel_dump_traceback_later()
-    with tempfile.TemporaryDirectory(prefix="mlsmoke-ranks-") as scratch:
+    with tempfile.TemporaryDirectory(
+        prefix="mlsmoke-ranks-", dir=scratch_in
+    ) as scratch:
         for _ in range(PORT_ATTEMPTS):
             ends = _run_once(
                 settings, resolved, on_step, deadline, Path(scratch), choose_port()

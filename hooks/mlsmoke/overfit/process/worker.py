@@ -70,7 +70,10 @@ def main(argv: Sequence[str]) -> int:
                 )
             deadline = time.monotonic() + settings.timeout
             try:
-                result = _run(settings, request.get("device"), on_step, deadline)
+                scratch = Path(args[1]).parent  # the hook's, removed by the hook
+                result = _run(
+                    settings, request.get("device"), on_step, deadline, scratch
+                )
                 result.sources = project_modules(Path(request["root"]))
                 if settings.script and settings.script not in result.sources:
                     result.sources.append(settings.script)  # run, never imported
@@ -93,12 +96,14 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _run(settings: GateSettings, device: str | None, on_step, deadline: float):
+def _run(
+    settings: GateSettings, device: str | None, on_step, deadline: float, scratch: Path
+):
     """One gate's Result: in this process, or in ``world-size`` ranks."""
     if settings.world_size > 1:
         from mlsmoke.overfit.process.ranks import run_ranks
 
-        return run_ranks(settings, device, on_step, deadline)
+        return run_ranks(settings, device, on_step, deadline, scratch_in=scratch)
     from mlsmoke.overfit.gate import run_gate
 
     return run_gate(settings, device, on_step, deadline=deadline)[0]

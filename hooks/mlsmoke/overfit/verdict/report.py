@@ -65,7 +65,14 @@ def verdict_block(result: Result) -> str:
     lines = [headline(result)]
     losses, first, last, target, steps = _curve(result)
     if losses:
-        lines.append(f"  loss    {sparkline(losses)}")
+        curves = [] if result.diagnosis.losses else result.rank_losses
+        if curves_differ(curves):
+            lines += [
+                f"  rank {rank:<3} {sparkline(curve)}  {_span(curve)}"
+                for rank, curve in enumerate(curves)
+            ]
+        else:
+            lines.append(f"  loss    {sparkline(losses)}")
         target_text = "" if target is None else f"  target {target:.4g}"
         lines.append(
             f"  {_number(first)} -> {_number(last)}{target_text}  in {steps} steps,"
@@ -81,6 +88,23 @@ def verdict_block(result: Result) -> str:
             _indent(f"warning {warning.code}: {warning.message}", "  ", "    ")
         )
     return "\n".join(lines)
+
+
+def curves_differ(curves: Sequence[Sequence[float]]) -> bool:
+    """Whether the ranks' loss curves differ (each rank then gets its own line); ranks
+    fed the same batch by the same weights agree to the last bits."""
+    first, *others = curves or [[]]
+    return any(
+        len(curve) != len(first)
+        or not all(math.isclose(a, b, rel_tol=1e-6) for a, b in zip(curve, first))
+        for curve in others
+    )
+
+
+def _span(curve: Sequence[float]) -> str:
+    if not curve:
+        return "no loss"
+    return f"{_number(curve[0])} -> {_number(curve[-1])} in {len(curve) - 1} steps"
 
 
 def _curve(

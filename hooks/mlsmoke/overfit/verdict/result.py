@@ -50,6 +50,8 @@ class Result:
     final_loss: float | None = None
     target: float | None = None
     losses: list[float] = field(default_factory=list)
+    # One loss curve per rank, rank 0 first, when the gate ran on ranks.
+    rank_losses: list[list[float]] = field(default_factory=list)
     seconds: float = 0.0
     cached: bool = False
     tier: str = DEFAULT_TIER
@@ -84,6 +86,9 @@ class Result:
         fields["diagnosis"] = Diagnosis(**fields["diagnosis"])
         fields["warnings"] = [Warning(**w) for w in fields.get("warnings", [])]
         fields["losses"] = [float(v) for v in fields.get("losses", [])]
+        fields["rank_losses"] = [
+            [float(v) for v in curve] for curve in fields.get("rank_losses", [])
+        ]
         return cls(**fields)
 
     def report(self) -> str:

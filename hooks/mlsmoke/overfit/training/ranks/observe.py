@@ -4,6 +4,7 @@ and how many backward passes synced through DDP. Plain values into a RankRecord.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable
 from typing import Any
@@ -112,6 +113,7 @@ class ModelObserver:
             return
         original = self.optimizer.step
 
+        @functools.wraps(original)  # keeps the mark an lr scheduler put on it
         def step(*args: Any, **kwargs: Any) -> Any:
             self._before_step()
             returned = original(*args, **kwargs)

@@ -58,6 +58,7 @@ def judge_ranks(settings: GateSettings, ends: list[RankEnd]) -> Result:
     for warner in WARNERS:
         result.warnings += warner(ranks)
     result.notes.insert(0, curves_note(ranks))
+    result.rank_losses = [record.losses for record in ranks.records]
     return result
 
 

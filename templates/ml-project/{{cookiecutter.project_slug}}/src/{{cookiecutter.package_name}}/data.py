@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 from .recipe import TrainConfig
 
@@ -38,14 +39,21 @@ def spirals(
 def train_loader(config: TrainConfig | None = None) -> DataLoader:
     """Shuffled training batches ``(x, y)``, shapes ``(B, 2)`` and ``(B,)``.
 
-    The same seed gives the same batches, in the same order.
+    The same seed gives the same batches, in the same order. Under torch.distributed
+    each rank reads its own shard (B examples per rank), reshuffled at each epoch once
+    the training loop calls ``loader.sampler.set_epoch(epoch)``.
     """
     config = config or TrainConfig()
     points, labels = spirals(config.n_train, seed=config.seed)  # (N, 2), (N,)
+    dataset = TensorDataset(points, labels)
+    sampler = None
+    if dist.is_available() and dist.is_initialized():
+        sampler = DistributedSampler(dataset, seed=config.seed)
     return DataLoader(
-        TensorDataset(points, labels),
+        dataset,
         batch_size=config.batch_size,
-        shuffle=True,
+        shuffle=sampler is None,  # a DistributedSampler shuffles its shard itself
+        sampler=sampler,
         drop_last=True,  # every batch has B examples
         num_workers=config.num_workers,
         generator=torch.Generator().manual_seed(config.seed),

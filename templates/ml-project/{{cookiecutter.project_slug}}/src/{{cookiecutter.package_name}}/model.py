@@ -16,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
 
 @dataclass
@@ -67,6 +69,14 @@ class Classifier(nn.Module):
         return logits, loss
 
 
-def build_model() -> Classifier:
-    """The model the overfit-batch gate trains (``[tool.mlsmoke.overfit]``)."""
-    return Classifier(ClassifierConfig())
+def build_model() -> nn.Module:
+    """The model train.py and the overfit-batch gate train (``[tool.mlsmoke.overfit]``).
+
+    Under torch.distributed (torchrun, or the overfit-batch-ddp hook) it comes wrapped
+    in DistributedDataParallel, which starts every rank from rank 0's weights and
+    averages the gradients over the ranks in ``backward()``.
+    """
+    model = Classifier(ClassifierConfig())
+    if dist.is_available() and dist.is_initialized():
+        return DistributedDataParallel(model)
+    return model
