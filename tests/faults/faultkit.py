@@ -315,6 +315,7 @@ def run_cli(
     close_stdout: bool = False,
     env: Mapping[str, str] | None = None,
     tag: str | None = None,
+    settle_seconds: float = SETTLE_SECONDS,
 ) -> Outcome:
     """Run ``mlsmoke ARGS`` in ``cwd``; ``scratch`` holds its TMPDIR and marker.
 
@@ -324,7 +325,8 @@ def run_cli(
 
     ``limit`` is the test's own patience: past it the CLI is killed and the outcome
     says so (code -9). ``close_stdout`` closes the read end of stdout at once, as
-    ``mlsmoke ... | head -0`` would.
+    ``mlsmoke ... | head -0`` would. Processes it left are killed after
+    ``settle_seconds`` (``worker start`` leaves one by design, until its worker is up).
     """
     tag = tag or uuid.uuid4().hex
     tmpdir, marker = scratch / "tmp", scratch / "marker"
@@ -363,7 +365,7 @@ def run_cli(
         stdout,
         stderr,
         seconds,
-        settle(tag, exclude=()),
+        settle(tag, exclude=(), limit=settle_seconds),
         leftover_files(tmpdir),
         sorted(warm_workers(tag)),
     )
@@ -446,10 +448,12 @@ def tagged_processes(
     }
 
 
-def settle(tag: str, exclude: Sequence[int]) -> list[str]:
-    """The tagged processes still running after ``SETTLE_SECONDS``; they are killed
+def settle(
+    tag: str, exclude: Sequence[int], limit: float = SETTLE_SECONDS
+) -> list[str]:
+    """The tagged processes still running after ``limit`` seconds; they are killed
     so that one test's leftovers do not load the next."""
-    deadline = time.monotonic() + SETTLE_SECONDS
+    deadline = time.monotonic() + limit
     running = tagged_processes(tag, exclude)
     while running and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -14,7 +14,7 @@ STARTUP = 60.0  # seconds a loaded machine may take to import torch
 def test_start_returns_and_the_next_hook_uses_the_worker_it_started(
     project: WarmProject,
 ):
-    outcome = project.run("worker", "start")
+    outcome = project.start_worker()
     assert outcome.code == 0 and outcome.output == "", outcome.output
     assert wait_until(project.warm_pids, limit=STARTUP)
     (started,) = project.warm_pids()
@@ -25,8 +25,8 @@ def test_start_returns_and_the_next_hook_uses_the_worker_it_started(
 
 
 def test_start_twice_starts_one_worker(project: WarmProject):
-    assert project.run("worker", "start").code == 0
-    assert project.run("worker", "start").code == 0
+    assert project.start_worker().code == 0
+    assert project.start_worker().code == 0
     assert wait_until(project.warm_pids, limit=STARTUP)
     assert wait_until(lambda: not project.others(), limit=STARTUP)
     assert len(project.warm_pids()) == 1
@@ -53,7 +53,7 @@ def test_start_is_silent_where_no_interpreter_imports_torch(tmp_path: Path):
         )
         + "\n"
     )
-    outcome = project.run("worker", "start")
+    outcome = project.start_worker()
     assert outcome.code == 0 and outcome.output == ""
     assert wait_until(lambda: not project.others(), limit=STARTUP)
     assert not project.warm_pids()

@@ -91,6 +91,12 @@ class WarmProject:
         env = {**self.env, **options.pop("env", {})}
         return run_cli(args, self.root, self.scratch, env=env, tag=self.tag, **options)
 
+    def start_worker(self, limit: float = 60.0, **options: Any) -> Outcome:
+        """``mlsmoke worker start``, its starter left ``limit`` seconds to bring the
+        worker up (a loaded machine takes that long to import torch) before the
+        leftovers are killed."""
+        return self.run("worker", "start", settle_seconds=limit, **options)
+
     def overfit(self, **options: Any) -> Outcome:
         return self.run("overfit", "--no-cache", **options)
 
@@ -156,7 +162,7 @@ def wait_until(condition, limit: float = 10.0) -> bool:
 def ready_worker(project: WarmProject, limit: float = 60.0) -> int:
     """The project's worker, started and done with what its callers' jobs import
     on first use; ``limit``: seconds a loaded machine may take to import torch."""
-    assert project.run("worker", "start").code == 0
+    assert project.start_worker(limit).code == 0
     assert wait_until(project.warm_pids, limit=limit)
     (worker,) = project.warm_pids()
 
