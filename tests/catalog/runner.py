@@ -18,6 +18,7 @@ class Outcome:
     case: Case
     result: Result
     seconds: float  # the whole gate: training, probes, checks
+    cpu_seconds: float  # the same, in this process's CPU time: what load cannot inflate
     probe_steps: list[int]  # optimizer steps of each probe re-run
 
     @property
@@ -84,8 +85,9 @@ def run_case(case: Case, tier: str = "commit") -> Outcome:
         factories["optimizer"] = case.optimizer
         settings.optimizer, settings.lr = "custom", None
         settings.unset = [key for key in settings.unset if key != "optimizer"]
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     result, run = run_gate(settings, factories=factories)
     seconds = time.perf_counter() - started
+    cpu_seconds = time.process_time() - cpu_started
     probes = [] if run is None else [probe.steps for probe in run.probes]
-    return Outcome(case, result, seconds, probes)
+    return Outcome(case, result, seconds, cpu_seconds, probes)

@@ -60,6 +60,7 @@ class ScriptTrainer:
         device: str | None = None,
         dtype: str | None = None,
         on_step: StepCallback | None = None,
+        stop_early: Any = None,  # a script runs its own steps: probes end at max_steps
         **other: Any,
     ) -> Evidence:
         if self.first is not None:

@@ -27,7 +27,7 @@ from mlsmoke.overfit.training.determinism import (
 from mlsmoke.overfit.training.device import release_cuda_memory, restore_cpu_threads
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.training.objective import forward_loss
-from mlsmoke.overfit.training.run_state import StepCallback, TrainingRun
+from mlsmoke.overfit.training.run_state import EarlyStop, StepCallback, TrainingRun
 from mlsmoke.overfit.training.step_function import StepFunction
 
 __all__ = [
@@ -66,10 +66,12 @@ def train(
     accumulate: int = 1,
     train_mode: bool = True,
     keep_model: list[Any] | None = None,
+    stop_early: EarlyStop | None = None,
 ) -> Evidence:
     """Train a fresh model on one batch; stop at the target, at ``max_steps`` updates,
     at ``timeout`` seconds, at a non-finite loss, or at the first error. The trained
     model is appended to ``keep_model`` when given (a check that reads it).
+    ``stop_early(losses, target)``, a probe's own rule, may end it sooner.
 
     ``optimizer_factory(model, lr)`` gives the recipe (see ``recipe.py``); ``lr``
     None keeps the recipe's own rate, and ``lr_scale`` multiplies every rate of it,
@@ -80,7 +82,8 @@ def train(
     )
     run = TrainingRun(evidence, model_factory, batch_factory, loss_fn,
                       optimizer_factory, lr, lr_scale, target_loss, target_ratio,
-                      timeout, on_step, step, accumulate, train_mode)  # fmt: skip
+                      timeout, on_step, step, accumulate, train_mode,
+                      stop_early)  # fmt: skip
     with deterministic(seed):
         try:
             _train(run)
@@ -157,6 +160,8 @@ def _stops_after(run: TrainingRun, step: int, value: float) -> bool:
     if _done_at_target(run, step, value):
         return True
     if step == evidence.max_steps or _frozen_in_place(evidence):
+        return True
+    if run.stop_early is not None and run.stop_early(evidence.losses, evidence.target):
         return True
     if run.out_of_time():
         evidence.timed_out = True

@@ -17,6 +17,8 @@ from mlsmoke.overfit.training.objective import call_model, check_loss, default_l
 from mlsmoke.overfit.training.step_function import StepFunction
 
 StepCallback = Callable[[int, float], None]
+# (losses so far, target) -> whether a probe's answer is already clear
+EarlyStop = Callable[[list[float], float | None], bool]
 
 
 @dataclass
@@ -37,6 +39,7 @@ class TrainingRun:
     step: StepFunction | None = None  # the project's step, in place of the loop's body
     accumulate: int = 1  # backward passes per update the step function declares
     train_mode: bool = True  # the step function should run the model in train mode
+    stop_early: EarlyStop | None = None  # a probe that may end once its answer is clear
     phase: str = "model"  # read when something raises
     started: float = field(default_factory=time.perf_counter)
     model: Any = None

@@ -36,7 +36,8 @@ class GateRun:
 
     def probe(self, **overrides: Any) -> Evidence:
         """Train again with the same factories; ``overrides`` are train()'s keywords,
-        and ``model_factory`` (a variant of the model, e.g. without dropout).
+        ``model_factory`` (a variant of the model, e.g. without dropout) and
+        ``optimizer_factory`` (a variant of the recipe, e.g. without weight decay).
 
         The target defaults to the main run's absolute target, so that a float64 or
         lower-lr probe is judged by the same bar. lr probes pass ``lr_scale``: it
@@ -53,12 +54,13 @@ class GateRun:
             "seed": self.settings.seed,
         }
         model_factory = overrides.pop("model_factory", self.model_factory)
+        optimizer_factory = overrides.pop("optimizer_factory", self.optimizer_factory)
         options.update(overrides)
         evidence = self.trainer(
             model_factory,
             self.batch_factory,
             self.loss_fn,
-            self.optimizer_factory,
+            optimizer_factory,
             **options,
         )
         self.probes.append(evidence)

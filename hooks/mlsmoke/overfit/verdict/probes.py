@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve, dropout
+from mlsmoke.overfit.verdict import curve, dropout, probe_stops
 from mlsmoke.overfit.verdict.gate_run import GateRun
 
 MIN_PROBE_SECONDS = 5.0
@@ -43,12 +43,18 @@ def probe_timeout(run: GateRun) -> float:
 
 def at_scale(run: GateRun, factor: float, steps: int | None = None) -> Evidence:
     """The same run with every learning rate of its recipe times ``factor``, for
-    ``steps`` updates (the run's own max-steps by default), to the same target."""
+    ``steps`` updates (the run's own max-steps by default), to the same target; it
+    ends sooner once it clearly will not memorize (``probe_stops.py``)."""
     steps = steps or run.settings.max_steps
     return remember(
         run,
         ("lr", factor, steps),
-        lambda: run.probe(lr_scale=factor, max_steps=steps, timeout=probe_timeout(run)),
+        lambda: run.probe(
+            lr_scale=factor,
+            max_steps=steps,
+            timeout=probe_timeout(run),
+            stop_early=probe_stops.hopeless_after_a_third(steps),
+        ),
     )
 
 

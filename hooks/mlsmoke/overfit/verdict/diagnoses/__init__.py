@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from mlsmoke.overfit.verdict.diagnoses import (
+    bounded_output,
     checked_repair,
     config_error,
     data_error,
@@ -37,6 +38,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     train_error,
     unreadable_file,
     unregistered_parameters,
+    weight_decay_floor,
     wrong_objective,
 )
 
@@ -80,6 +82,8 @@ REGISTRY: list[Diagnoser] = [
     nondeterministic_batch.diagnose,
     not_learning.diagnose_dropout,  # before the lr range test it can spare
     not_learning.diagnose_label_smoothing,  # so can this one
+    bounded_output.diagnose,  # and this one
+    weight_decay_floor.diagnose,  # and this one
     schedule_holds_lr.diagnose,  # a script's warmup: before the lr range test
     lr_too_high.diagnose,
     non_finite.diagnose,

@@ -6,9 +6,11 @@ Layers kept in a plain Python list (not ``nn.ModuleList``), a bare tensor with
 the optimizer, ``.to(device)`` and ``state_dict()`` do too. The engine walks the first
 loss's autograd graph down to its leaves. A leaf made anew at every call is not one
 of them: that is a cut graph (``no-gradient``). A failure only where it blocks
-memorization; otherwise the ``unregistered-parameters`` warning says it. A module
-forward builds anew at every call (``fresh_modules.py``) is named as such, checked by
-building it once and registering it in a copy.
+memorization; otherwise the ``unregistered-parameters`` warning says it. Checked by
+registering them in a copy (``register_plain_attributes.py``): a copy that trains no
+closer refutes the cause. A module forward builds anew at every call
+(``fresh_modules.py``) is named as such, checked by building it once and registering
+it in a copy.
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.verdict import fresh_leaves, fresh_modules
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
-from mlsmoke.overfit.verdict.interventions import register_fresh_module
+from mlsmoke.overfit.verdict.interventions import (
+    register_fresh_module,
+    register_plain_attributes,
+    runner,
+)
 from mlsmoke.overfit.verdict.result import Diagnosis
 
 CODE = "unregistered-parameters"
@@ -53,6 +59,11 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     frozen = never_trained(evidence)
     if not frozen or fresh_leaves.all_fresh(run):
         return None  # made anew at each call: a cut graph (no-gradient says it)
+    outcome = register_plain_attributes.check(run)
+    frozen_too = [name for name, on in evidence.requires_grad.items() if not on]
+    if outcome.refutes and not frozen_too:
+        return None
+    outcome.held_back = outcome.refutes
     lines = [
         "the loss depends on these trainable tensors, which model.parameters() does"
         f" not list, so the optimizer never updates them: {', '.join(listed(frozen))}"
@@ -67,8 +78,37 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         f"{len(frozen)} tensors the loss depends on are not registered with the model,"
         " so they never train",
         lines,
-        SUGGESTIONS,
+        _marked(SUGGESTIONS, _suggestion_for(frozen[0]), _mark(outcome, frozen_too)),
     )
+
+
+def _suggestion_for(described: str) -> int:
+    """Which suggestion fixes a leaf described as ``experts[3].0.weight (...)`` (a
+    module in a container), ``scales[0] (...)`` (a tensor in one) or ``users (...)``
+    (a bare tensor)."""
+    path = described.split(" ", 1)[0]
+    if "[" not in path:
+        return 2
+    return 0 if "." in path.rsplit("]", 1)[-1] else 1
+
+
+def _marked(suggestions: list[str], index: int, mark: str) -> list[str]:
+    return [s + f"  {mark}" if i == index else s for i, s in enumerate(suggestions)]
+
+
+def _mark(outcome: runner.Outcome, frozen: list[str]) -> str:
+    """A copy that trains no closer refutes the cause, unless frozen parameters
+    hold that copy back as well: then it shows nothing about these tensors."""
+    if outcome.confirms:
+        return outcome.mark()
+    if outcome.helped:
+        return f"(checked in part: {outcome.result()})"
+    if outcome.held_back:
+        return (
+            f"(not checked: {outcome.result()}; {len(frozen)} frozen parameter"
+            " tensors hold the copy back as well)"
+        )
+    return f"(not checked: {outcome.result()})"
 
 
 def _built_in_forward(

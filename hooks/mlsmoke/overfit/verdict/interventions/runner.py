@@ -42,6 +42,8 @@ class Outcome:
     skipped: str = ""
     # another variant of the same change confirmed the cause: not a refutation
     superseded: bool = False
+    # another cause (frozen parameters) holds the copy back as well: not a refutation
+    held_back: bool = False
 
     @property
     def memorized(self) -> bool:
@@ -61,6 +63,7 @@ class Outcome:
         return (
             probe is not None
             and not self.superseded
+            and not self.held_back
             and not self.helped
             and probe.error is None
             and len(probe.losses) >= 2
