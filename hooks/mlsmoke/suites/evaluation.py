@@ -100,7 +100,9 @@ def _evaluate_batch(
     ), figures.confidence_sums  # fmt: skip
 
 
-def _added(sums: list[list[Any]], batch: tuple[list[float], list[int]]):
+def _added(
+    sums: list[list[Any]], batch: tuple[list[float], list[int]]
+) -> list[list[Any]]:
     if not sums:
         return [list(column) for column in batch]
     return [[a + b for a, b in zip(mine, its)] for mine, its in zip(sums, batch)]

@@ -7,7 +7,7 @@ gave them; an :class:`Example` is built only for the examples a caller asks abou
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -96,7 +96,9 @@ class Evaluation:
             getattr(self, name).extend(getattr(other, name))
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """Its fields as they are: the columns hold plain values already (asdict
+        would copy every one of them)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Evaluation:
