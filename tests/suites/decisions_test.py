@@ -23,8 +23,8 @@ from mlsmoke.suites.suite_file import (
 
 
 def evaluation(scores: list[float]) -> Evaluation:
-    return Evaluation([Example(i, f"h{i}", 1.0 - s, s, int(s), 1)
-                       for i, s in enumerate(scores)])  # fmt: skip
+    return Evaluation.of_examples([Example(i, f"h{i}", 1.0 - s, s, int(s), 1)
+                                   for i, s in enumerate(scores)])  # fmt: skip
 
 
 def suite(name: str, scores: dict[int, float]) -> SuiteFile:

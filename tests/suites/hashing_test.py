@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from mlsmoke.suites.hashing import batch_hashes, content_hash
+from mlsmoke.suites.hashing import batch_hashes, content_hash, item_hashes
 
 
 def examples() -> list[dict]:
@@ -41,3 +41,18 @@ def test_a_batch_of_another_layout_is_not_guessed() -> None:
     padded = {"tokens": torch.zeros(3, 5)}
     assert batch_hashes(padded, 4) is None
     assert batch_hashes([torch.zeros(4, 2), "not a row"], 4) is None
+
+
+def test_the_hash_format_is_stable() -> None:
+    """Recorded suites keep their hashes: a change here is a new suite file version."""
+    example = (torch.tensor([1.0, 2.0]), torch.tensor(1))
+    assert content_hash(example) == "b3beb69df07b8b11"
+    assert content_hash({"ids": torch.arange(3), "source": "a"}) == "92e5f4ebb104bf86"
+
+
+def test_a_custom_collate_still_hashes_each_example_as_alone() -> None:
+    items = examples()
+    padded = item_hashes(items, None, lambda batch: batch)
+    assert padded == [content_hash(item) for item in items]
+    ragged = [torch.arange(n) for n in (2, 3)]
+    assert item_hashes(ragged, None, list) == [content_hash(r) for r in ragged]

@@ -47,7 +47,7 @@ def check(
     key = "check() argument checkpoint" if checkpoint is not None else (
         settings.key_path("checkpoint"))  # fmt: skip
     suites = read_directory(project / settings.directory)
-    objects = resolve(settings, model, dataset)
+    objects = resolve(session.for_check(settings), model, dataset)
     evaluation = evaluate(settings, objects, path, key, device, _progress())
     evaluation.checkpoint = str(checkpoint or settings.checkpoint)
     return session.check(settings, suites, evaluation)

@@ -78,11 +78,10 @@ def compare_all(
 ) -> Comparison:
     """Every recorded suite and the whole set against ``evaluation``."""
     whole = next(s for s in suites if s.name == WHOLE_SET)
-    examples = evaluation.examples
     whole_outcome = SuiteOutcome(
-        WHOLE_SET, WHOLE_SET, len(examples), float(whole.metric["score"]),
-        mean([e.score for e in examples]), settings.tolerance_of(WHOLE_SET),
-        float(whole.metric["loss"]), mean([e.loss for e in examples]),
+        WHOLE_SET, WHOLE_SET, len(evaluation), float(whole.metric["score"]),
+        mean(evaluation.scores), settings.tolerance_of(WHOLE_SET),
+        float(whole.metric["loss"]), mean(evaluation.losses),
     )  # fmt: skip
     outcomes = [
         compare(suite, evaluation, settings.tolerance_of(suite.name), settings.right_at)
@@ -100,18 +99,18 @@ def compare(
     suite: SuiteFile, evaluation: Evaluation, tolerance: float, right_at: float
 ) -> SuiteOutcome:
     """One suite: its examples' scores now against their recorded ones."""
-    now = evaluation.by_index()
-    flips, fixed, scores, losses = [], 0, [], []
-    for old in suite.examples:
-        new = now[old["index"]]
-        scores.append(new.score)
-        losses.append(new.loss)
+    indices = [old["index"] for old in suite.examples]
+    scores = [evaluation.scores[index] for index in indices]
+    losses = [evaluation.losses[index] for index in indices]
+    flips, fixed = [], 0
+    for old, score, loss in zip(suite.examples, scores, losses):
         was_right = float(old["score"]) >= right_at
-        is_right = new.score >= right_at
+        is_right = score >= right_at
         if was_right and not is_right:
+            new_prediction = evaluation.predictions[old["index"]]
             flips.append(
-                Flip(old["index"], old["label"], old["prediction"], new.prediction,
-                     float(old["loss"]), new.loss)
+                Flip(old["index"], old["label"], old["prediction"], new_prediction,
+                     float(old["loss"]), loss)
             )  # fmt: skip
         fixed += int(is_right and not was_right)
     flips.sort(key=lambda flip: (-flip.new_loss, flip.index))

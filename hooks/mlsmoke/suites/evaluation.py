@@ -20,10 +20,10 @@ from mlsmoke.overfit.training.evidence import ProjectProblem
 from mlsmoke.overfit.training.instruments import user_traceback
 from mlsmoke.suites import metrics
 from mlsmoke.suites.checkpoint import file_sha256, load_checkpoint
-from mlsmoke.suites.hashing import batch_hashes, content_hash
+from mlsmoke.suites.hashing import item_hashes
 from mlsmoke.suites.problem import SuitesProblem
 from mlsmoke.suites.project_objects import ProjectObjects, build_model
-from mlsmoke.suites.records import Evaluation, Example
+from mlsmoke.suites.records import Evaluation, mean
 from mlsmoke.suites.settings import SUITE_NAME, SuitesSettings
 
 # Slice names already found valid: a dataset has few, and each example names one.
@@ -46,25 +46,23 @@ def evaluate(
     model = load_checkpoint(model, checkpoint, checkpoint_key, objects.load,
                             settings.key_path("load"))  # fmt: skip
     model.to(where).eval()
-    examples: list[Example] = []
-    sums: list[torch.Tensor] = []  # p(label) totals and counts per class
+    evaluation = Evaluation(device=where, checkpoint=str(checkpoint))
+    sums: list[list[Any]] = []  # p(label) totals and counts per class
     size = _length(objects.dataset, settings.key_path("dataset"))
     with torch.inference_mode():
         for start in range(0, size, settings.batch_size):
             indices = range(start, min(start + settings.batch_size, size))
-            batch_examples, batch_sums = _evaluate_batch(
-                settings, objects, model, indices, where
-            )
-            examples += batch_examples
+            batch, batch_sums = _evaluate_batch(settings, objects, model, indices,
+                                                where)  # fmt: skip
+            evaluation.extend(batch)
             if batch_sums is not None:
-                sums = [a + b for a, b in zip(sums, batch_sums)] if sums else list(
-                    batch_sums)  # fmt: skip
+                sums = _added(sums, batch_sums)
             if progress is not None:
-                losses = [example.loss for example in batch_examples]
-                progress(len(examples), size, sum(losses) / max(len(losses), 1))
-    confidence = _class_confidence(sums)
-    return Evaluation(examples, where, time.perf_counter() - started, str(checkpoint),
-                      file_sha256(checkpoint), confidence)  # fmt: skip
+                progress(len(evaluation), size, mean(batch.losses))
+    evaluation.class_confidence = _class_confidence(sums)
+    evaluation.checkpoint_sha256 = file_sha256(checkpoint)
+    evaluation.seconds = time.perf_counter() - started
+    return evaluation
 
 
 def _evaluate_batch(
@@ -73,16 +71,12 @@ def _evaluate_batch(
     model: torch.nn.Module,
     indices: range,
     device: str,
-) -> tuple[list[Example], tuple[torch.Tensor, torch.Tensor] | None]:
-    items = [_item(objects.dataset, index, settings) for index in indices]
-    slices = [_slice_of(objects, item, index, settings) for item, index in
-              zip(items, indices)]  # fmt: skip
+) -> tuple[Evaluation, tuple[list[float], list[int]] | None]:
+    """The batch's examples as columns, and its per-class confidence sums."""
+    items = _items(objects.dataset, indices, settings)
+    slices = _slices_of(objects, items, indices, settings)
     batch = _collate(objects, items, settings)
-    hashes = None
-    if objects.collate is torch.utils.data.default_collate:
-        hashes = batch_hashes(batch, len(items))  # every row at once
-    if hashes is None:
-        hashes = [content_hash(item) for item in items]
+    hashes = item_hashes(items, batch, objects.collate)
     batch = batch_to(batch, device, None)
     try:
         outputs, labels = metrics.forward(model, batch)
@@ -96,22 +90,29 @@ def _evaluate_batch(
     count = len(indices)
     losses = _values(objects.loss, "loss", figures, settings, outputs, batch, count)
     scores = _values(objects.score, "score", figures, settings, outputs, batch, count)
-    examples = [
-        Example(index, digest, loss, score,
-                figures.prediction[row] if figures else None,
-                figures.label[row] if figures else None,
-                figures.weakest[row] if figures else None, slice_)
-        for row, (index, digest, loss, score, slice_) in enumerate(
-            zip(indices, hashes, losses, scores, slices))
-    ]  # fmt: skip
-    return examples, figures.confidence_sums if figures else None
+    if figures is None:
+        nothing: list[Any] = [None] * count
+        return Evaluation(hashes, losses, scores, nothing, nothing, nothing, nothing,
+                          nothing, slices), None  # fmt: skip
+    return Evaluation(
+        hashes, losses, scores, figures.prediction, figures.label,
+        figures.label_confidence, figures.confidence, figures.position, slices,
+    ), figures.confidence_sums  # fmt: skip
 
 
-def _class_confidence(sums: list[torch.Tensor]) -> dict[str, float]:
+def _added(
+    sums: list[list[Any]], batch: tuple[list[float], list[int]]
+) -> list[list[Any]]:
+    if not sums:
+        return [list(column) for column in batch]
+    return [[a + b for a, b in zip(mine, its)] for mine, its in zip(sums, batch)]
+
+
+def _class_confidence(sums: list[list[Any]]) -> dict[str, float]:
     """Per class, the mean p(label) over what is labelled with it."""
     if not sums:
         return {}
-    totals, counts = sums[0].tolist(), sums[1].tolist()
+    totals, counts = sums
     return {str(c): totals[c] / counts[c] for c in range(len(counts)) if counts[c]}
 
 
@@ -154,15 +155,19 @@ def _length(dataset: Any, key: str) -> int:
         ) from None
 
 
-def _item(dataset: Any, index: int, settings: SuitesSettings) -> Any:
+def _items(dataset: Any, indices: range, settings: SuitesSettings) -> list[Any]:
+    index = indices.start
+    items = []
     try:
-        return dataset[index]
+        for index in indices:
+            items.append(dataset[index])
     except Exception as error:
         raise SuitesProblem(
             f"{settings.key_path('dataset')}: dataset[{index}] raised"
             f" {type(error).__name__}: {error}",
             user_traceback(error),
         ) from None
+    return items
 
 
 def _collate(
@@ -179,19 +184,27 @@ def _collate(
         ) from None
 
 
-def _slice_of(
-    objects: ProjectObjects, item: Any, index: int, settings: SuitesSettings
-) -> str | None:
+def _slices_of(
+    objects: ProjectObjects, items: list[Any], indices: range, settings: SuitesSettings
+) -> list[str | None]:
+    """Each item's slice name (empty when no slice function is set)."""
     if objects.slice is None:
-        return None
+        return []
     key = settings.key_path("slice")
+    index = indices.start
+    names = []
     try:
-        name = objects.slice(item)
+        for index, item in zip(indices, items):
+            names.append(objects.slice(item))
     except Exception as error:
         raise SuitesProblem(
             f"{key}: raised {type(error).__name__} on example {index}: {error}",
             user_traceback(error),
         ) from None
+    return [_slice_name(name, at, key) for name, at in zip(names, indices)]
+
+
+def _slice_name(name: Any, index: int, key: str) -> str | None:
     if name is None:
         return None
     text = str(name)

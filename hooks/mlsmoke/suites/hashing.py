@@ -2,41 +2,63 @@
 its plain values, read as torch's ``default_collate`` lays them out.
 
 An example's hash is that of its row in ``default_collate([example])``, and a batch
-``default_collate`` made gives every row's hash at once, from one copy of each batch
-tensor's bytes (hashing one example at a time would cost more than a small model's
-forward). Two examples with the same content have the same hash wherever they sit in
-the dataset, and in whatever batch.
+``default_collate`` made gives every row's hash at once: each batch tensor's rows,
+with their headers, are laid side by side in one byte matrix, and each row of it is
+hashed with one call (hashing one example at a time would cost more than a small
+model's forward). Two examples with the same content have the same hash wherever
+they sit in the dataset, and in whatever batch.
+
+The hash is BLAKE2b (8 bytes, 16 hex digits) of, for each field in order (mapping
+keys sorted, sequences by position): for a tensor, ``"<path>:<dtype><row shape>"``
+then the row's bytes in memory order; for a plain value, ``"<path>:<type>:<repr>"``.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Union
 
 import torch
 
 DIGEST_SIZE = 8  # 16 hex digits: collisions are out of reach for any dataset
-# numpy has no such dtypes: their bits are hashed as integers of the same width
-_AS_INTEGERS = {torch.bfloat16: torch.int16, torch.float8_e4m3fn: torch.int8,
-                torch.float8_e5m2: torch.int8}  # fmt: skip
 
-RowBytes = Callable[[int], bytes]
+# One field's bytes for every row: a (rows, width) uint8 tensor, or one bytes per row.
+Part = Union[torch.Tensor, list[bytes]]
 
 
 def batch_hashes(batch: Any, size: int) -> list[str] | None:
     """Each row's hash in a batch of ``size`` laid out as default_collate lays it
     out; None when the batch is not such a layout."""
-    rows: list[RowBytes] = []
-    if not _collect(batch, size, "", rows):
+    parts: list[Part] = []
+    if not _collect(batch, size, "", parts):
         return None
-    hashes = []
-    for row in range(size):
-        digest = hashlib.blake2b(digest_size=DIGEST_SIZE)
-        for row_bytes in rows:
-            digest.update(row_bytes(row))
-        hashes.append(digest.hexdigest())
-    return hashes
+    columns = [_row_bytes(part, size) for part in _side_by_side(parts)]
+    blake2b, digest_size = hashlib.blake2b, DIGEST_SIZE
+    if len(columns) == 1:  # tensors only: one call per row
+        return [blake2b(row, digest_size=digest_size).hexdigest() for row in columns[0]]
+    return [
+        blake2b(b"".join(row), digest_size=digest_size).hexdigest()
+        for row in zip(*columns)
+    ]
+
+
+def item_hashes(
+    items: list[Any], batch: Any, collate: Callable[[list[Any]], Any]
+) -> list[str]:
+    """The hash of each of ``items``, which ``collate`` made into ``batch``: read
+    from the batch when it is default_collate's, else from default_collate(items)
+    when the items stack, else one example at a time."""
+    hashes = None
+    if collate is torch.utils.data.default_collate:
+        hashes = batch_hashes(batch, len(items))
+    else:
+        try:
+            hashes = batch_hashes(torch.utils.data.default_collate(items), len(items))
+        except (TypeError, RuntimeError):  # rows of other shapes: no common layout
+            hashes = None
+    return hashes if hashes is not None else [content_hash(item) for item in items]
 
 
 def content_hash(example: Any) -> str:
@@ -52,15 +74,18 @@ def content_hash(example: Any) -> str:
     return digest.hexdigest()
 
 
-def _collect(value: Any, size: int, path: str, rows: list[RowBytes]) -> bool:
+def _collect(value: Any, size: int, path: str, parts: list[Part]) -> bool:
     if isinstance(value, torch.Tensor):
         if value.dim() == 0 or value.shape[0] != size:
             return False
-        rows.append(_tensor_rows(value, path))
+        rows = _tensor_rows(value, path)
+        if rows is None:
+            return False
+        parts.append(rows)
         return True
     if isinstance(value, Mapping):
         return all(
-            _collect(value[key], size, f"{path}.{key}", rows)
+            _collect(value[key], size, f"{path}.{key}", parts)
             for key in sorted(value, key=str)
         )
     if isinstance(value, (list, tuple)):
@@ -68,33 +93,53 @@ def _collect(value: Any, size: int, path: str, rows: list[RowBytes]) -> bool:
             isinstance(item, (torch.Tensor, Mapping, list, tuple)) for item in value
         ):
             return all(
-                _collect(item, size, f"{path}[{i}]", rows)
+                _collect(item, size, f"{path}[{i}]", parts)
                 for i, item in enumerate(value)
             )
         if len(value) != size:
             return False
-        rows.append(_plain_rows(list(value), path))  # strings, numbers: one per row
+        parts.append(  # strings, numbers: one per row
+            [f"{path}:{type(v).__name__}:{v!r}".encode() for v in value]
+        )
         return True
     return False
 
 
-def _tensor_rows(tensor: torch.Tensor, path: str) -> RowBytes:
+def _tensor_rows(tensor: torch.Tensor, path: str) -> torch.Tensor | None:
+    """(rows, width) uint8: the field's header, then each row's bytes."""
+    rows = tensor.shape[0]
+    try:
+        data = tensor.detach().cpu().contiguous().reshape(rows, -1)
+        data = data.view(torch.uint8) if data.shape[1] else data.to(torch.uint8)
+    except (RuntimeError, TypeError):  # a layout without plain bytes (quantized)
+        return None
     header = f"{path}:{tensor.dtype}{tuple(tensor.shape[1:])}".encode()
-    tensor = tensor.detach().cpu()
-    if tensor.dtype in _AS_INTEGERS:
-        tensor = tensor.view(_AS_INTEGERS[tensor.dtype])
-    data = memoryview(tensor.contiguous().numpy().tobytes())
-    width = len(data) // tensor.shape[0]
-
-    def row_bytes(row: int) -> bytes:
-        return header + data[row * width : (row + 1) * width]
-
-    return row_bytes
+    return torch.cat([_header_rows(header, rows), data], dim=1)
 
 
-def _plain_rows(values: list[Any], path: str) -> RowBytes:
-    def row_bytes(row: int) -> bytes:
-        value = values[row]
-        return f"{path}:{type(value).__name__}:{value!r}".encode()
+@functools.lru_cache(maxsize=64)  # a dataset has few fields, batches one size
+def _header_rows(header: bytes, rows: int) -> torch.Tensor:
+    return torch.tensor(list(header), dtype=torch.uint8).expand(rows, -1)
 
-    return row_bytes
+
+def _side_by_side(parts: list[Part]) -> list[Part]:
+    """Neighbouring tensor parts as one: a row of the batch is then one slice."""
+    merged: list[Part] = []
+    for part in parts:
+        if (
+            isinstance(part, torch.Tensor)
+            and merged
+            and isinstance(merged[-1], torch.Tensor)
+        ):
+            merged[-1] = torch.cat([merged[-1], part], dim=1)
+        else:
+            merged.append(part)
+    return merged
+
+
+def _row_bytes(part: Part, size: int) -> list[bytes]:
+    if not isinstance(part, torch.Tensor):
+        return part
+    width = part.shape[1]
+    data = part.contiguous().numpy().tobytes()
+    return [data[start : start + width] for start in range(0, size * width, width)]

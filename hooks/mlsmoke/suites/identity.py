@@ -25,7 +25,7 @@ def fingerprint(hashes: list[str]) -> str:
 
 def verify(suites: list[SuiteFile], evaluation: Evaluation) -> None:
     """DatasetChanged when a suite's examples are not where, or what, they were."""
-    now = [example.hash for example in evaluation.examples]
+    now = evaluation.hashes
     where_now: dict[str, int] = {}
     for index, digest in enumerate(now):
         where_now.setdefault(digest, index)

@@ -74,11 +74,10 @@ def possible_label_issue(
 
 def issues_among(evaluation: Evaluation, indices: list[int]) -> list[LabelIssue]:
     """The possible label issues among ``indices``, least self-confident first."""
-    examples = evaluation.by_index()
     found = [
-        possible_label_issue(examples[index], evaluation.class_confidence)
+        possible_label_issue(evaluation.example(index), evaluation.class_confidence)
         for index in indices
-        if index in examples
+        if index < len(evaluation)
     ]
     issues = [issue for issue in found if issue is not None]
     return sorted(issues, key=lambda issue: (issue.self_confidence, issue.index))

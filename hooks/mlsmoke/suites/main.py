@@ -117,8 +117,8 @@ def _check(
         print(f"suites check: {_shown(root, checkpoint)} passed before, unchanged")
         return EXIT_OK
     suites = read_directory(directory)  # a bad suite file fails before evaluating
-    evaluation = evaluate_in_project(root, settings, checkpoint, key, args.device,
-                                     args.verbose)  # fmt: skip
+    evaluation = evaluate_in_project(root, session.for_check(settings), checkpoint,
+                                     key, args.device, args.verbose)  # fmt: skip
     evaluation.checkpoint = str(_shown(root, checkpoint))
     checked = session.check(settings, suites, evaluation)
     print(checked.report())

@@ -20,7 +20,6 @@ import torch
 
 from mlsmoke.overfit.training.instruments import user_traceback
 from mlsmoke.suites.problem import SuitesProblem
-from mlsmoke.suites.records import Weakest
 
 IGNORE_INDEX = -100
 LABEL_KEYS = ("labels", "label")
@@ -28,16 +27,19 @@ LABEL_KEYS = ("labels", "label")
 
 @dataclass
 class PerExample:
-    """One batch's figures, as Python values, one entry per example."""
+    """One batch's figures, as Python values, one entry per example: those of
+    :class:`~mlsmoke.suites.records.Evaluation`'s columns that the metric gives."""
 
     loss: list[float]
     score: list[float]
     prediction: list[Any]
     label: list[Any]
-    weakest: list[Weakest | None]
-    # per class (C,): the sum of p(label) over the examples or tokens labelled with
-    # it, and their count; added up over batches, as tensors
-    confidence_sums: tuple[torch.Tensor, torch.Tensor] | None = None
+    label_confidence: list[float | None]  # p(label) at the weakest point
+    confidence: list[float | None]  # p(prediction) there
+    position: list[int | None]  # the weakest token; None for a classifier
+    # per class: the sum of p(label) over the examples or tokens labelled with it,
+    # and their count; added up over batches
+    confidence_sums: tuple[list[float], list[int]] | None = None
 
 
 def forward(model: Any, batch: Any) -> tuple[Any, Any]:
@@ -76,28 +78,20 @@ def default_figures(logits: Any, labels: Any) -> PerExample | None:
 
 def _classifier(logits: torch.Tensor, labels: torch.Tensor) -> PerExample:
     log_probs = torch.log_softmax(logits, dim=-1)  # (B, C)
-    label_log_p = log_probs.gather(1, labels[:, None])[:, 0]  # (B,)
     top_log_p, prediction = log_probs.max(dim=-1)  # (B,), (B,)
-    p_label = label_log_p.exp()
-    # one copy to Python for the floats: loss, score, p(label), p(prediction)
-    floats = torch.stack(
-        [-label_log_p, (prediction == labels).float(), p_label, top_log_p.exp()]
-    ).tolist()
-    label_list, prediction_list = labels.tolist(), prediction.tolist()
-    weakest = [
-        Weakest(label, predicted, p_l, p_p)
-        for label, predicted, p_l, p_p in zip(
-            label_list, prediction_list, floats[2], floats[3]
-        )
-    ]
+    label_log_p = log_probs.gather(1, labels.unsqueeze(1)).squeeze(1)  # (B,)
+    log_p = torch.stack([label_log_p, top_log_p])  # (2, B)
+    probs = log_p.exp()  # (2, B): p(label), p(prediction)
+    # one copy to Python for the floats, one for the classes: a batch's copy costs
+    # less than a few torch operations, and far less than per-element access
+    label_log_p_list, _, p_label, p_prediction = torch.cat([log_p, probs]).tolist()
+    label_list, prediction_list = torch.stack([labels, prediction]).tolist()
     return PerExample(
-        floats[0],
-        floats[1],
-        prediction_list,
-        label_list,
-        weakest,  # type: ignore[arg-type]
-        _confidence_sums(labels, p_label, logits.shape[-1]),
-    )
+        [-value for value in label_log_p_list],
+        [1.0 if p == y else 0.0 for p, y in zip(prediction_list, label_list)],
+        prediction_list, label_list, p_label, p_prediction, [None] * len(label_list),
+        _class_sums(label_list, p_label, logits.shape[-1]),
+    )  # fmt: skip
 
 
 def _tokens(logits: torch.Tensor, labels: torch.Tensor) -> PerExample:
@@ -107,40 +101,44 @@ def _tokens(logits: torch.Tensor, labels: torch.Tensor) -> PerExample:
     token_log_p = log_probs.gather(2, safe[..., None])[..., 0]  # (B, T)
     counts = mask.sum(dim=1).clamp(min=1)
     loss = -(token_log_p * mask).sum(dim=1) / counts
-    prediction = log_probs.argmax(dim=-1)  # (B, T)
+    top_log_p, prediction = log_probs.max(dim=-1)  # (B, T), (B, T)
     score = ((prediction == labels) & mask).sum(dim=1) / counts
     p_label = token_log_p.exp()
     # the example's least confident token: cleanlab's "min" over its tokens
-    weakest_at = torch.where(mask, p_label, torch.full_like(p_label, 2.0)).argmin(1)
-    p_prediction = log_probs.max(dim=-1).values.exp()
-    weakest = []
-    for row, position in enumerate(weakest_at.tolist()):
-        if not bool(mask[row].any()):
-            weakest.append(None)
-            continue
-        weakest.append(
-            Weakest(
-                int(labels[row, position]), int(prediction[row, position]),
-                float(p_label[row, position]), float(p_prediction[row, position]),
-                position,
-            )
-        )  # fmt: skip
+    at = torch.where(mask, p_label, torch.full_like(p_label, 2.0)).argmin(1)  # (B,)
+    weakest_p_label = p_label.gather(1, at[:, None])[:, 0]
+    weakest_p_prediction = top_log_p.gather(1, at[:, None])[:, 0].exp()
+    floats = torch.stack([loss, score, weakest_p_label, weakest_p_prediction])
+    loss_list, score_list, p_l, p_p = floats.tolist()
+    positions = [
+        position if has_token else None
+        for position, has_token in zip(at.tolist(), mask.any(dim=1).tolist())
+    ]
     return PerExample(
-        loss.tolist(),
-        score.tolist(),
-        prediction.tolist(),
-        labels.tolist(),
-        weakest,
-        _confidence_sums(labels[mask], p_label[mask], logits.shape[-1]),
-    )
+        loss_list, score_list, prediction.tolist(), labels.tolist(),
+        [p if at is not None else None for p, at in zip(p_l, positions)],
+        [p if at is not None else None for p, at in zip(p_p, positions)],
+        positions, _confidence_sums(labels[mask], p_label[mask], logits.shape[-1]),
+    )  # fmt: skip
 
 
 def _confidence_sums(
     labels: torch.Tensor, p_label: torch.Tensor, classes: int
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> tuple[list[float], list[int]]:
     totals = torch.zeros(classes, dtype=torch.float64, device=labels.device)
     totals.index_add_(0, labels, p_label.double())
-    return totals, torch.bincount(labels, minlength=classes)
+    return totals.tolist(), torch.bincount(labels, minlength=classes).tolist()
+
+
+def _class_sums(
+    labels: list[int], p_label: list[float], classes: int
+) -> tuple[list[float], list[int]]:
+    """_confidence_sums on a batch already in Python: fewer steps than torch's."""
+    totals, counts = [0.0] * classes, [0] * classes
+    for label, p in zip(labels, p_label):
+        totals[label] += p
+        counts[label] += 1
+    return totals, counts
 
 
 def project_values(

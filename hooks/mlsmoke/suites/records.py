@@ -1,9 +1,13 @@
 """What an evaluation says about each example, as plain values: the only thing that
-crosses from the project's interpreter to the command, and what suite files keep."""
+crosses from the project's interpreter to the command, and what suite files keep.
+
+An evaluation is kept as columns, entry i of each being example i's, as the batches
+gave them; an :class:`Example` is built only for the examples a caller asks about
+(a flip, a label-issue hint)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -34,41 +38,90 @@ class Example:
     weakest: Weakest | None = None
     slice: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Example:
-        weakest = data.get("weakest")
-        values = {**data, "weakest": Weakest(**weakest) if weakest else None}
-        return cls(**values)
-
 
 @dataclass
 class Evaluation:
-    """One checkpoint evaluated on the whole dataset.
+    """One checkpoint evaluated on the whole dataset, one column per figure.
+
+    ``predictions`` and ``labels`` hold None for each example when the metric gives
+    none (a project ``loss`` and ``score``); so do ``label_confidence`` and
+    ``confidence`` (p(label) and p(prediction) at the example's weakest point) and
+    ``weakest_position`` (a token model's least confident token; None for a
+    classifier). ``slices`` is empty when no slice was asked for.
 
     ``class_confidence`` is, per class, the mean probability the model gives that
     class on the examples (or tokens) labelled with it: confident learning's
     per-class threshold."""
 
-    examples: list[Example]
+    hashes: list[str] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    predictions: list[Any] = field(default_factory=list)
+    labels: list[Any] = field(default_factory=list)
+    label_confidence: list[float | None] = field(default_factory=list)
+    confidence: list[float | None] = field(default_factory=list)
+    weakest_position: list[int | None] = field(default_factory=list)
+    slices: list[str | None] = field(default_factory=list)
     device: str = "cpu"
     seconds: float = 0.0
     checkpoint: str = ""
     checkpoint_sha256: str = ""
     class_confidence: dict[str, float] = field(default_factory=dict)
 
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def example(self, index: int) -> Example:
+        """Example ``index``'s record, built from the columns."""
+        return Example(
+            index, self.hashes[index], self.losses[index], self.scores[index],
+            self.predictions[index], self.labels[index], self.weakest(index),
+            self.slices[index] if self.slices else None,
+        )  # fmt: skip
+
+    def weakest(self, index: int) -> Weakest | None:
+        label_confidence = self.label_confidence[index]
+        if label_confidence is None:
+            return None
+        label, prediction = self.labels[index], self.predictions[index]
+        position = self.weakest_position[index]
+        if position is not None:
+            label, prediction = label[position], prediction[position]
+        return Weakest(label, prediction, label_confidence, self.confidence[index],
+                       position)  # fmt: skip
+
+    def extend(self, other: Evaluation) -> None:
+        """Add ``other``'s examples (the next batch) after these."""
+        for name in COLUMNS:
+            getattr(self, name).extend(getattr(other, name))
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """Its fields as they are: the columns hold plain values already (asdict
+        would copy every one of them)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Evaluation:
-        examples = [Example.from_json(item) for item in data["examples"]]
-        return cls(**{**data, "examples": examples})
+        return cls(**data)
 
-    def by_index(self) -> dict[int, Example]:
-        return {example.index: example for example in self.examples}
+    @classmethod
+    def of_examples(cls, examples: list[Example], **stamp: Any) -> Evaluation:
+        """The evaluation whose example i is ``examples[i]``."""
+        weakest = [example.weakest for example in examples]
+        return cls(
+            [e.hash for e in examples], [e.loss for e in examples],
+            [e.score for e in examples], [e.prediction for e in examples],
+            [e.label for e in examples],
+            [w.label_confidence if w else None for w in weakest],
+            [w.confidence if w else None for w in weakest],
+            [w.position if w else None for w in weakest],
+            [e.slice for e in examples] if any(e.slice for e in examples) else [],
+            **stamp,
+        )  # fmt: skip
+
+
+COLUMNS = ("hashes", "losses", "scores", "predictions", "labels", "label_confidence",
+           "confidence", "weakest_position", "slices")  # fmt: skip
 
 
 def mean(values: list[float]) -> float:

@@ -15,7 +15,7 @@ VALUE_WIDTH = 18
 
 def evaluated_line(evaluation: Evaluation) -> str:
     return (
-        f"{evaluation.checkpoint}: {len(evaluation.examples)} examples on"
+        f"{evaluation.checkpoint}: {len(evaluation)} examples on"
         f" {evaluation.device} in {evaluation.seconds:.1f} s"
     )
 

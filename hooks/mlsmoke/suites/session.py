@@ -3,6 +3,7 @@ the project's interpreter, and the pytest API, which evaluates in its own proces
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,9 +13,9 @@ from mlsmoke.suites import identity, report
 from mlsmoke.suites.comparison import Comparison, compare_all
 from mlsmoke.suites.kinds import Selected, select_all
 from mlsmoke.suites.label_issues import LabelIssue, issues_among
-from mlsmoke.suites.records import Evaluation, mean
+from mlsmoke.suites.records import COLUMNS, Evaluation, mean
 from mlsmoke.suites.settings import SuitesSettings
-from mlsmoke.suites.suite_file import WHOLE_SET, SuiteFile, stale_files, write
+from mlsmoke.suites.suite_file import WHOLE_SET, SuiteFile, stale_files, write_all
 
 
 @dataclass
@@ -43,7 +44,7 @@ class Recorded:
     def to_json(self) -> dict[str, Any]:
         return {
             "evaluation": {k: v for k, v in self.evaluation.to_json().items()
-                           if k != "examples"},
+                           if k not in COLUMNS},
             "suites": [s.to_json() for s in self.suites],
             "label_issues": [issue.to_json() for issue in self.label_issues],
         }  # fmt: skip
@@ -83,8 +84,7 @@ def record(
     files = [_whole_set(evaluation, stamp)]
     files += [_suite_file(s, evaluation, stamp, flagged) for s in chosen]
     removed = stale_files(directory, {f.name for f in files})
-    for suite in files:
-        suite.path = write(directory, suite)
+    write_all(directory, files)
     for path in removed:
         os.unlink(path)
     return Recorded(evaluation, files, issues, removed)
@@ -99,6 +99,12 @@ def check(
     return Checked(evaluation, compare_all(suites, evaluation, settings))
 
 
+def for_check(settings: SuitesSettings) -> SuitesSettings:
+    """The settings a check evaluates with: slice names only choose the suites a
+    record writes, so a check does not ask the project's slice function."""
+    return dataclasses.replace(settings, slice=None)
+
+
 def _stamp(settings: SuitesSettings, evaluation: Evaluation) -> dict[str, Any]:
     return {
         "checkpoint": evaluation.checkpoint,
@@ -108,15 +114,14 @@ def _stamp(settings: SuitesSettings, evaluation: Evaluation) -> dict[str, Any]:
 
 
 def _whole_set(evaluation: Evaluation, stamp: dict[str, Any]) -> SuiteFile:
-    examples = evaluation.examples
     recorded = {
         **stamp,
-        "size": len(examples),
-        "fingerprint": identity.fingerprint([e.hash for e in examples]),
+        "size": len(evaluation),
+        "fingerprint": identity.fingerprint(evaluation.hashes),
     }
     return SuiteFile(WHOLE_SET, WHOLE_SET, "every example of the dataset",
-                     _metric([e.score for e in examples], [e.loss for e in examples]),
-                     [], recorded)  # fmt: skip
+                     _metric(evaluation.scores, evaluation.losses), [],
+                     recorded)  # fmt: skip
 
 
 def _suite_file(
@@ -125,17 +130,18 @@ def _suite_file(
     stamp: dict[str, Any],
     flagged: dict[int, LabelIssue],
 ) -> SuiteFile:
-    by_index = evaluation.by_index()
-    examples = []
-    for index in selected.indices:
-        example = by_index[index]
-        entry = {
-            key: getattr(example, key)
-            for key in ("index", "hash", "label", "prediction", "loss", "score")
-        }
-        if selected.kind == "hard" and index in flagged:
-            entry["possible_label_issue"] = flagged[index].to_json()
-        examples.append(entry)  # fmt: skip
+    hashes, labels, predictions = (
+        evaluation.hashes, evaluation.labels, evaluation.predictions)  # fmt: skip
+    losses, scores = evaluation.losses, evaluation.scores
+    examples = [
+        {"index": i, "hash": hashes[i], "label": labels[i],
+         "prediction": predictions[i], "loss": losses[i], "score": scores[i]}
+        for i in selected.indices
+    ]  # fmt: skip
+    if selected.kind == "hard":
+        for entry in examples:
+            if entry["index"] in flagged:
+                entry["possible_label_issue"] = flagged[entry["index"]].to_json()
     metric = _metric([e["score"] for e in examples], [e["loss"] for e in examples])
     return SuiteFile(selected.name, selected.kind, selected.note, metric, examples,
                      {**stamp, "size": len(examples)})  # fmt: skip

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,9 @@ from mlsmoke.errors import MlsmokeError
 FORMAT = "mlsmoke-suite"
 VERSION = 1
 WHOLE_SET = "whole-set"
+WRITERS = 8  # suite files written at once
 EXAMPLE_KEYS = ("index", "hash", "label", "prediction", "loss", "score")
+_EXAMPLE_KEY_SET = frozenset(EXAMPLE_KEYS)
 _LINE = json.JSONEncoder(
     sort_keys=True
 )  # one example per line; made once, not per line
@@ -43,6 +46,11 @@ class SuiteFile:
     path: Path | None = None
 
     def to_json(self) -> dict[str, Any]:
+        return {**self.to_json_head(), "examples": [
+            _example_json(e) for e in self.sorted_examples()]}  # fmt: skip
+
+    def to_json_head(self) -> dict[str, Any]:
+        """Everything but the examples."""
         return {
             "format": FORMAT,
             "version": VERSION,
@@ -51,9 +59,10 @@ class SuiteFile:
             "note": self.note,
             "metric": {k: number(v) for k, v in self.metric.items()},
             "recorded": self.recorded,
-            "examples": [_example_json(e) for e in sorted(
-                self.examples, key=lambda e: e["index"])],
-        }  # fmt: skip
+        }
+
+    def sorted_examples(self) -> list[dict[str, Any]]:
+        return sorted(self.examples, key=lambda e: e["index"])
 
 
 def number(value: Any) -> Any:
@@ -64,6 +73,53 @@ def number(value: Any) -> Any:
     if not math.isfinite(value):
         return str(value)
     return float(f"{value:.6g}")
+
+
+def example_line(example: dict[str, Any]) -> str:
+    """One example's line, as the JSON encoder writes it with sorted keys: a
+    classifier's example directly (the encoder's cost per call would be most of a
+    record's), any other through the encoder."""
+    if not _plain(example):
+        return _LINE.encode(_example_json(example))
+    return (
+        f'{{"hash": "{example["hash"]}", "index": {example["index"]}, "label":'
+        f' {example["label"]}, "loss": {_number_text(example["loss"])},'
+        f' "prediction": {example["prediction"]}, "score":'
+        f' {_number_text(example["score"])}}}'
+    )
+
+
+def _plain(example: dict[str, Any]) -> bool:
+    """Only the six keys; int classes, finite float figures, and a hash that JSON
+    writes as it is."""
+    if example.keys() != _EXAMPLE_KEY_SET:
+        return False
+    digest, loss, score = example["hash"], example["loss"], example["score"]
+    return (
+        type(example["index"]) is int
+        and type(example["label"]) is int
+        and type(example["prediction"]) is int
+        and type(digest) is str
+        and digest.isascii()
+        and digest.isalnum()
+        and type(loss) is float
+        and type(score) is float
+        and math.isfinite(loss)
+        and math.isfinite(score)
+    )
+
+
+def _number_text(value: float) -> str:
+    """The encoder's text for ``number(value)``, a finite float, from its 6-digit
+    text: a float read from 6 significant digits writes back as those digits, so
+    the two agree but for a missing ".0", a large exponent, and the subnormals
+    (which keep fewer digits)."""
+    text = f"{value:.6g}"
+    if "e+" in text or "e-3" in text:
+        return repr(float(text))  # 1.23457e+06 is written 1234570.0
+    if "." in text or "e" in text:
+        return text
+    return text + ".0"
 
 
 def _example_json(example: dict[str, Any]) -> dict[str, Any]:
@@ -87,10 +143,9 @@ def _deep_number(value: Any) -> Any:
 
 def render(suite: SuiteFile) -> str:
     """The file's text: sorted keys, one example per line."""
-    data = suite.to_json()
-    examples = data.pop("examples")
+    data = suite.to_json_head()
     head = json.dumps(data, sort_keys=True, indent=1)
-    lines = [_LINE.encode(e) for e in examples]
+    lines = [example_line(e) for e in suite.sorted_examples()]
     body = ",\n  ".join(lines)
     listed = f'"examples": [\n  {body}\n ]' if lines else '"examples": []'
     return head[:-2] + f",\n {listed}\n}}\n"
@@ -115,6 +170,15 @@ def write(directory: Path, suite: SuiteFile) -> Path:
     return path
 
 
+def write_all(directory: Path, suites: list[SuiteFile]) -> None:
+    """Write every suite's file (setting its ``path``), side by side: while one
+    file's fsync waits for the disk, the next is rendered and written."""
+    with ThreadPoolExecutor(max_workers=WRITERS) as pool:
+        paths = list(pool.map(lambda suite: write(directory, suite), suites))
+    for suite, path in zip(suites, paths):
+        suite.path = path
+
+
 def read(path: Path) -> SuiteFile:
     """One suite file; SuiteFileError naming the file and the key."""
     try:
@@ -137,16 +201,22 @@ def read(path: Path) -> SuiteFile:
         if key not in data:
             raise SuiteFileError(f'{path}: suite {path.stem!r}: key "{key}" missing')
     for position, example in enumerate(data["examples"]):
-        missing = [key for key in EXAMPLE_KEYS if key not in example]
-        if missing:
+        if type(example) is not dict or not _EXAMPLE_KEY_SET <= example.keys():
             raise SuiteFileError(
-                f'{path}: suite {data["name"]!r}: examples[{position}]: key'
-                f' "{missing[0]}" missing'
+                _example_problem(path, data["name"], position, example)
             )
     return SuiteFile(
         data["name"], data["kind"], data["note"], data["metric"], data["examples"],
         data["recorded"], path,
     )  # fmt: skip
+
+
+def _example_problem(path: Path, suite: str, position: int, example: Any) -> str:
+    where = f"{path}: suite {suite!r}: examples[{position}]"
+    if not isinstance(example, dict):
+        return f"{where}: a {type(example).__name__}, not an object"
+    missing = next(key for key in EXAMPLE_KEYS if key not in example)
+    return f'{where}: key "{missing}" missing'
 
 
 def read_directory(directory: Path) -> list[SuiteFile]:

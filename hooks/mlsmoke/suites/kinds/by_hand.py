@@ -10,7 +10,7 @@ from mlsmoke.suites.settings import TABLE, SuitesSettings
 
 
 def select(evaluation: Evaluation, settings: SuitesSettings) -> list[Selected]:
-    size = len(evaluation.examples)
+    size = len(evaluation)
     chosen = []
     for suite in settings.by_hand:
         outside = [index for index in suite.indices if index >= size]

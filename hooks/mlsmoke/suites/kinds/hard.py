@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 
 from mlsmoke.suites.kinds import Selected
@@ -10,12 +11,10 @@ from mlsmoke.suites.settings import SuitesSettings
 
 
 def select(evaluation: Evaluation, settings: SuitesSettings) -> list[Selected]:
-    ranked = sorted(evaluation.examples, key=lambda e: (-_finite(e.loss), e.index))
-    chosen = sorted(example.index for example in ranked[: settings.hard])
+    # a NaN loss ranks first: it is the hardest example there is
+    rank = [-loss if loss == loss else -math.inf for loss in evaluation.losses]
+    # nsmallest is stable: of equal losses, the lower index is taken
+    top = heapq.nsmallest(settings.hard, range(len(rank)), key=rank.__getitem__)
+    chosen = sorted(top)
     note = f"the {len(chosen)} examples with the highest loss"
     return [Selected("hard", "hard", note, chosen)]
-
-
-def _finite(loss: float) -> float:
-    """A NaN loss ranks first: it is the hardest example there is."""
-    return math.inf if math.isnan(loss) else loss

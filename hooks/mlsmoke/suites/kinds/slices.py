@@ -12,9 +12,9 @@ def select(evaluation: Evaluation, settings: SuitesSettings) -> list[Selected]:
     if settings.slice is None:
         return []
     members: dict[str, list[int]] = {}
-    for example in evaluation.examples:
-        if example.slice is not None:
-            members.setdefault(example.slice, []).append(example.index)
+    for index, name in enumerate(evaluation.slices):
+        if name is not None:
+            members.setdefault(name, []).append(index)
     return [
         Selected(f"slice-{name}", "slice", f"{settings.slice} -> {name!r}", indices)
         for name, indices in sorted(members.items())

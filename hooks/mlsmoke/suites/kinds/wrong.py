@@ -8,6 +8,7 @@ from mlsmoke.suites.settings import SuitesSettings
 
 
 def select(evaluation: Evaluation, settings: SuitesSettings) -> list[Selected]:
-    chosen = [e.index for e in evaluation.examples if not e.score >= settings.right_at]
+    right_at = settings.right_at
+    chosen = [i for i, score in enumerate(evaluation.scores) if not score >= right_at]
     note = f"the examples scored below {settings.right_at:g} at record time"
-    return [Selected("wrong", "wrong", note, sorted(chosen))]
+    return [Selected("wrong", "wrong", note, chosen)]
