@@ -58,6 +58,9 @@ BREAK = ("h = self.embed(x)  #", "h = self.embed(x) * 0  #")  # the inputs erase
 TORCHFIX = "torchfix==0.7.0"  # as today's flake8 hook installed it
 _VERDICT = re.compile(r"^overfit \S+: (PASS|FAIL).*$", re.M)
 END_TO_END = "`git commit`, end to end"
+# git, pre-commit's own start, and its health check of every hook environment (one
+# `python -S` each, whether or not its hooks run)
+OUTSIDE = "outside the hooks (git, pre-commit)"
 
 
 def run(quick: bool) -> Section:
@@ -224,8 +227,9 @@ def per_hook_rows(
                     column[hook] = statistics.median(values)
             column["sum of the hooks"] = sum(column.values())
             column[END_TO_END] = _median(runs[kind, path])
+            column[OUTSIDE] = column[END_TO_END] - column["sum of the hooks"]
             columns.append(column)
-    names = [*hooks, "sum of the hooks", END_TO_END]
+    names = [*hooks, "sum of the hooks", END_TO_END, OUTSIDE]
     return [
         [name, *(f"{c[name]:.2f}" if name in c else "" for c in columns)]
         for name in names

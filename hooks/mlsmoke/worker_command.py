@@ -14,20 +14,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
-import struct
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mlsmoke.config import find_project_root
 from mlsmoke.errors import MlsmokeError
-from mlsmoke.warm.identity import runtime_directory
-from mlsmoke.warm.memory import describe_bytes, process_resident_bytes
-from mlsmoke.warm.protocol import Connection
 from mlsmoke.warm.settings import worker_settings
 from mlsmoke.worker_start import start_in_background
+
+if TYPE_CHECKING:
+    import socket
 
 ANSWER_SECONDS = 5.0
 
@@ -47,8 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     project = Path(args.project).resolve() if args.project else None
-    if args.action == "start":
+    if args.action == "start":  # the warm-worker hook: the rest is for status and stop
         return start_in_background(project or find_project_root(), not args.no_gate)
+    from mlsmoke.warm.identity import runtime_directory
+
     directory = runtime_directory(os.environ)
     if directory is None:
         print("no worker: the worker directory is missing or not private")
@@ -73,6 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def describe(answer: dict[str, Any]) -> str:
     """One worker, as ``status`` shows it."""
+    from mlsmoke.warm.memory import describe_bytes
+
     age = time.time() - float(answer.get("started", time.time()))
     memory = describe_bytes(answer.get("resident"))
     lines = [
@@ -114,6 +116,8 @@ def _belongs(worker: tuple[Path, dict[str, Any]], project: Path | None) -> bool:
 def _workers(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
     """Each live worker of this user: its socket and status, with its resident
     memory; the sockets of dead ones removed."""
+    from mlsmoke.warm.memory import process_resident_bytes
+
     found = []
     for path in sorted(directory.glob("*.sock")):
         answer = _ask(path, {"op": "status"})
@@ -131,6 +135,10 @@ def _workers(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
 
 
 def _ask(path: Path, request: dict[str, Any]) -> dict[str, Any] | None:
+    import socket
+
+    from mlsmoke.warm.protocol import Connection
+
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(ANSWER_SECONDS)
     connection = Connection(sock)
@@ -149,6 +157,9 @@ def _ask(path: Path, request: dict[str, Any]) -> dict[str, Any] | None:
 
 def peer_uid(sock: socket.socket) -> int | None:
     """The user the process at the other end of ``sock`` runs as (Linux only)."""
+    import socket
+    import struct
+
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return os.getuid()  # elsewhere the directory's privacy is the only guard

@@ -21,10 +21,7 @@ import os
 from pathlib import Path
 
 from mlsmoke.job_imports import COMMIT_HOOKS
-from mlsmoke.interpreter import configured_python, first_that_imports
-from mlsmoke.interpreter import project_candidates
 from mlsmoke.overfit.process import ahead
-from mlsmoke.warm.client import ensure_worker
 from mlsmoke.warm.settings import worker_settings
 
 
@@ -66,6 +63,9 @@ def _detach(keep: int | None) -> None:
 
 
 def _start(root: Path, idle: float) -> bool:
+    # Imported in the detached process: the hook returns without paying for them.
+    from mlsmoke.warm.client import ensure_worker
+
     python = project_python(root)
     return python is not None and ensure_worker(root, python, idle, COMMIT_HOOKS)
 
@@ -73,6 +73,9 @@ def _start(root: Path, idle: float) -> bool:
 def project_python(root: Path) -> Path | None:
     """The interpreter the gate would use, whose worker this hook starts; None when
     none imports torch (the hooks will say so)."""
+    from mlsmoke.interpreter import configured_python, first_that_imports
+    from mlsmoke.interpreter import project_candidates
+
     try:
         candidates = project_candidates(root, configured_python(root, "overfit", None))
         return first_that_imports(candidates, ["torch"]).path

@@ -159,3 +159,36 @@ def test_the_fingerprint_leaves_out_prose_only(old: str, new: str, same: bool) -
     before = parse_imports(Path("m.py"), FINGERPRINTED).fingerprint
     after = parse_imports(Path("m.py"), FINGERPRINTED.replace(old, new, 1)).fingerprint
     assert (before == after) is same
+
+
+RUN_MACHINERY = ("mlsmoke.doctests.supervise", "mlsmoke.warm.client")
+_IMPORTED_BY_A_RUN = """\
+import json, sys
+from mlsmoke.cli import main
+code = main(["doctest", *sys.argv[1:]])
+print(json.dumps([code, sorted(sys.modules)]))
+"""
+
+
+def test_a_hit_imports_no_process_or_worker_machinery(
+    project: Path, write, doctest
+) -> None:
+    """A prose commit pays only for the check: the modules that start the project's
+    interpreter or reach the worker are imported by a run, not by a hit."""
+    import subprocess
+    import sys
+
+    write(FILES)
+    assert doctest("pkg/a.py", "README.md") == (0, "")
+
+    def imported(*files: str) -> tuple[int, list[str]]:
+        argv = [sys.executable, "-c", _IMPORTED_BY_A_RUN, *files]
+        answer = subprocess.run(argv, capture_output=True, text=True, check=True)
+        return tuple(json.loads(answer.stdout.splitlines()[-1]))
+
+    code, hit = imported("README.md")
+    assert code == 0 and not set(RUN_MACHINERY) & set(hit)
+    readme = project / "README.md"
+    readme.write_text(readme.read_text().replace("two()\n2", "two() + 1\n3"))
+    code, ran = imported("README.md")
+    assert code == 0 and set(RUN_MACHINERY) <= set(ran)

@@ -2,7 +2,9 @@
 
 The files are read here, and those without ``>>>`` stop here, unimported. The rest run
 in one process of the project's own interpreter (:mod:`mlsmoke.doctests.runner`), where
-the project's dependencies import.
+the project's dependencies import. What only a run needs (the process, the worker's
+client, the report) is imported when one runs: a prose edit, a pass-cache hit at most,
+is a commit's most common case.
 """
 
 from __future__ import annotations
@@ -13,12 +15,11 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from mlsmoke import interpreter
 from mlsmoke.arguments import files_after_dashes
 from mlsmoke.config import find_project_root, is_project_config
-from mlsmoke.doctests.formatting import format_results, summary
 from mlsmoke.cache_files import CacheNotWritten
 from mlsmoke.doctests.import_cache import ImportCache
 from mlsmoke.doctests.pass_cache import DoctestPassCache, pass_key, passes_to_store
@@ -26,15 +27,15 @@ from mlsmoke.doctests.requirements import parse_imports, required_modules
 from mlsmoke.doctests.results import FileResult
 from mlsmoke.doctests.selection import has_examples, is_excluded, is_runnable
 from mlsmoke.doctests.settings import HOOK, Settings, load_settings
-from mlsmoke.doctests.supervise import Job, run_with_time_limits
-from mlsmoke.doctests.worker_use import worker_use
 from mlsmoke.errors import (
     EXIT_FAILED,
     EXIT_OK,
     Terminated,
     UsageError,
 )
-from mlsmoke.project_process import WorkerUse
+
+if TYPE_CHECKING:
+    from mlsmoke.project_process import WorkerUse
 
 OPTIONS = ("--no-cache", "-v", "--verbose")
 
@@ -67,6 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             noun = "file" if cached == 1 else "files"
             print(f"doctest: {cached} {noun} passed before (cached), none ran")
         return EXIT_OK  # every file passed before, and nothing they ran changed
+    from mlsmoke.doctests.formatting import format_results, summary
+
     started = time.time()
     try:
         results, python = run_where_dependencies_import(
@@ -184,6 +187,8 @@ def run_where_dependencies_import(
     starts again; when no interpreter has them all, the search raises
     EnvironmentProblem, naming them.
     """
+    from mlsmoke.doctests.worker_use import worker_use
+
     imports = imports or ImportCache(root)
     needs = required_modules({file.path: file.text for file in files}, root, imports)
     required = {module: _shown(path, root) for module, path in needs.required.items()}
@@ -222,9 +227,11 @@ def run_in_interpreter(
     files: list[ExampleFile],
     root: Path,
     settings: Settings,
-    warm: WorkerUse = WorkerUse.WAIT,
+    warm: WorkerUse,
 ) -> list[FileResult]:
     """Run every file's examples in ``python``, each file within its time limit."""
+    from mlsmoke.doctests.supervise import Job, run_with_time_limits
+
     jobs = [Job(file.shown, file.path) for file in files]
     options = settings.runner_options()
     return run_with_time_limits(python, jobs, root, options, settings.timeout, warm)
