@@ -21,6 +21,7 @@ from {{ cookiecutter.package_name }} import (
     ClassifierConfig,
     TrainConfig,
     make_optimizer,
+    normalize,
     spirals,
     train_loader,
 )
@@ -73,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     config = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
     torch.manual_seed(config.seed)
-    x_val, y_val = spirals(512, seed=config.seed + 1)  # (N, 2), (N,)
+    readings, y_val = spirals(512, seed=config.seed + 1)  # (N, 2), (N,)
+    x_val = normalize(readings)
     model = Classifier(ClassifierConfig())
     optimizer, scheduler = make_optimizer(model.parameters(), config)
     batches = forever(train_loader(config))
