@@ -115,7 +115,7 @@ if ! grep -q -- 'points = normalize(readings)' "$DATA"; then
     echo "demo: $DATA has no line matching the normalization" >&2
     exit 1
 fi
-sed -i 's/points = normalize(readings)/points = readings/' "$DATA"
+sed -i 's/points = normalize(readings) .*$/points = readings  # (N, 2) in millimetres/' "$DATA"
 show git --no-pager diff --unified=0
 git add --all
 echo "(data-expectations checks the loader's batches against the committed expectations.json)"

@@ -27,7 +27,8 @@ def scale_change(recorded: float, observed: float) -> str | None:
             " ones (divided by 255 twice)"
         )
     if ratio >= 8 or ratio <= 1 / 8:
-        return f"the scale changed ~{ratio:.3g}x: a normalization removed or changed"
+        times = f"{ratio:.0f}" if ratio >= 10 else f"{ratio:.3g}"
+        return f"the scale changed ~{times}x: a normalization removed or changed"
     return None
 
 
