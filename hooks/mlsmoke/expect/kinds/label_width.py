@@ -28,13 +28,9 @@ def infer(observed: Observed, factor: float) -> list[dict[str, Any]]:
         every_column = _marked(labels) == set(range(width))
         if not every_column and not ids:
             continue
-        seen = f"{width} wide in {len(labels)} batches, " + (
-            f"every column a class, ids of {ids[0]} within it"
-            if every_column and ids
-            else (
-                "every column a class" if every_column else f"ids of {ids[0]} within it"
-            )
-        )
+        evidence = ["every column a class"] if every_column else []
+        evidence += [f"ids of {ids[0]} within it"] if ids else []
+        seen = f"{width} wide in {len(labels)} batches, {', '.join(evidence)}"
         entry = {"kind": KIND, "field": name, "classes": width, "from": seen}
         found.append({**entry, "ids": ids[0]} if ids else entry)
     return found
