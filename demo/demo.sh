@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # make demo: generate a project from mlsmoke's template, commit through every hook, then
 # watch the overfit-batch gate block a commit that carries a classic training bug, and
-# one that breaks the training loop itself; then data-expectations block a data bug, the
-# regression suites block a trained checkpoint that got worse on one slice, and the gate
-# on 2 ranks blocks a push whose loader lost its DistributedSampler.
+# one that breaks the training loop itself; then data-expectations block a loader that
+# lost its normalization, the regression suites block a trained checkpoint that got worse
+# on one slice, and the gate on 2 ranks blocks a push whose loader lost its
+# DistributedSampler.
 #
 # Runs offline (`mlsmoke new --offline`): the project's hooks come from this checkout
 # (its HEAD commit) and from PyPI at the versions the template pins, not from GitHub.
@@ -109,17 +110,18 @@ if show git commit --quiet -m "Simplify the training step"; then
 fi
 git checkout --quiet HEAD -- train.py
 
-step "8. A change to the data: the labels become 1-based"
+step "8. A change to the data: the loader no longer normalizes the readings"
 DATA=$(dirname "$MODEL")/data.py
-if ! grep -q -- 'labels = torch.arange(n) % n_classes' "$DATA"; then
-    echo "demo: $DATA has no line matching the labels" >&2
+if ! grep -q -- 'points = normalize(readings)' "$DATA"; then
+    echo "demo: $DATA has no line matching the normalization" >&2
     exit 1
 fi
-sed -i 's/labels = torch.arange(n) % n_classes/labels = torch.arange(n) % n_classes + 1/' "$DATA"
+sed -i 's/points = normalize(readings) .*$/points = readings  # (N, 2) in millimetres/' "$DATA"
+show git --no-pager diff --unified=0
 git add --all
 echo "(data-expectations checks the loader's batches against the committed expectations.json)"
-if show git commit --quiet -m "Number the classes from 1"; then
-    echo "demo: the commit with 1-based labels was NOT blocked" >&2
+if show git commit --quiet -m "Train on the raw readings"; then
+    echo "demo: the commit without the normalization was NOT blocked" >&2
     exit 1
 fi
 git checkout --quiet HEAD -- "$DATA"

@@ -23,6 +23,7 @@ import mlsmoke
 from mlsmoke.errors import EnvironmentProblem, UsageError
 from mlsmoke.hook_source import UPSTREAM_URL, HookSource, find_hook_source
 from mlsmoke.install_hint import install_hint
+from mlsmoke.new_expectations import record_expectations
 from mlsmoke.torch_source import local_torch_steps, torch_steps
 
 TEMPLATE_DIRECTORY = "templates/ml-project"
@@ -166,9 +167,10 @@ def next_steps(
     answers: Mapping[str, Any],
     source: HookSource | None = None,
     torch: Sequence[str] | None = None,
+    notes: Sequence[str] = (),
 ) -> str:
     """What to do next; ``torch``: the steps that make .venv and install torch
-    (``torch_source.py``; online ones by default)."""
+    (``torch_source.py``; online ones by default); ``notes``: what was done."""
     version = str(answers.get("torch_version", "2.13.0"))
     hooks = [f"mlsmoke's hooks: {source.repo} at {source.rev}"] if source else []
     torch = torch if torch is not None else torch_steps(version, False, [], None)
@@ -176,6 +178,7 @@ def next_steps(
         [
             f"Created {project}",
             *hooks,
+            *notes,
             "Next:",
             f"  cd {project}",
             *(f"  {step}" for step in torch),
@@ -216,9 +219,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     answers.update(source_answers(source, args.offline))
     no_input = args.no_input or not sys.stdin.isatty()
     project = generate(template, project_dir, answers, no_input)
+    recorded = record_expectations(project)
     version = str(answers.get("torch_version", "2.13.0"))
     torch = local_torch_steps(version, args.offline)
-    print(next_steps(project, answers, source, torch))
+    print(next_steps(project, answers, source, torch, [recorded.message]))
     return 0
 
 

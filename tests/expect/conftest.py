@@ -20,6 +20,7 @@ RECORDED = {
     "tokens": (loaders.token_windows, None),
     "tabular": (loaders.tabular, loaders.tabular_validation),
     "encodings": (loaders.encodings, None),
+    "labels": (loaders.one_hot, None),
 }
 
 

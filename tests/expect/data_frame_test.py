@@ -1,5 +1,6 @@
 """A factory that returns a DataFrame: its numeric columns are the fields, its rows
-are dealt into batches (pandas is not a dependency: skipped without it)."""
+are dealt into batches (pandas is in the dev extra, never a dependency: skipped
+without it)."""
 
 from __future__ import annotations
 

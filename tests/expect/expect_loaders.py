@@ -157,3 +157,36 @@ def encodings(
         )
 
     return tokenize
+
+
+def one_hot(
+    seed: int = 0,
+    batch: int = 16,
+    num_classes: int | None = CLASSES,
+    one_based: bool = False,
+    ids_one_based: bool = False,
+    smoothing: float = 0.0,
+) -> DataLoader:
+    """Features with their class ids and a one-hot target built by the collate, as
+    projects training with soft targets do: ``{"features", "label", "target"}``.
+    ``num_classes=None`` is ``F.one_hot`` left to infer the width from the batch."""
+    data = torch.Generator().manual_seed(55)
+    features = torch.rand(IMAGES, 4, generator=data)
+    labels = torch.arange(IMAGES) % CLASSES + int(one_based)
+
+    def collate(rows):
+        x = torch.stack([row[0] for row in rows])
+        y = torch.stack([row[1] for row in rows])
+        width = {} if num_classes is None else {"num_classes": num_classes}
+        target = torch.nn.functional.one_hot(y, **width).float()
+        target = target * (1 - smoothing) + smoothing / target.shape[1]
+        return {"features": x, "label": y + int(ids_one_based), "target": target}
+
+    order = torch.Generator().manual_seed(seed)
+    return DataLoader(
+        TensorDataset(features, labels),
+        batch_size=batch,
+        shuffle=True,
+        generator=order,
+        collate_fn=collate,
+    )

@@ -14,6 +14,8 @@ from mlsmoke.expect import mechanisms
         (1.0, 300.0, "normalization removed"),
         (0.25, 0.001, "normalization applied twice"),
         (1.0, 20.0, "the scale changed"),
+        (0.4, 409.6, "the scale changed ~1024x: a normalization removed"),
+        (1.0, 0.01, "the scale changed ~0.01x"),
         (1.0, 1.5, None),
         (1.0, 0.7, None),
     ],

@@ -1,11 +1,15 @@
 """init wires data-expectations only once a suite is recorded, and then into the
-mlsmoke repo and ``ci: skip``; turning the gate on leaves it out too."""
+mlsmoke repo and ``ci: skip``; turning the gate on leaves it out too, and a record that
+fails leaves it off with the reason."""
 
 from __future__ import annotations
+
+import sys
 
 import yaml
 
 from mlsmoke.adopt import expectations_setup, wiring
+from mlsmoke.adopt.baselines import Project
 from mlsmoke.adopt.candidates import Candidates
 from mlsmoke.adopt.standard import standard_repos
 
@@ -27,3 +31,37 @@ def test_the_hook_is_wired_only_when_turned_on():
     assert mlsmoke[-1] == "data-expectations"
     assert yaml.safe_load(on)["ci"]["skip"][-1] == "data-expectations"
     assert expectations_setup.turn_on(on, "c.yaml", repos) == on  # idempotent
+
+
+def test_a_failed_record_leaves_the_hook_off_and_says_why(
+    tmp_path, monkeypatch, capsys
+):
+    """The loader raises: init names the failure and how to turn the hook on, and
+    neither the config nor a suite is written."""
+    package = tmp_path / "src" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "data.py").write_text(
+        "def train_loader():\n    raise FileNotFoundError('data/train.bin')\n"
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.mlsmoke.expect]\nbatch = "pkg.data:train_loader"\n'
+    )
+    repos = standard_repos()
+    text = wiring.wire("", "c.yaml", repos, wiring.gate_comment(Candidates()))
+    text = wiring.turn_gate_on(text, ".pre-commit-config.yaml", repos)
+    (tmp_path / ".pre-commit-config.yaml").write_text(text)
+    monkeypatch.setenv("MLSMOKE_PYTHON", sys.executable)
+
+    expectations_setup.offer(Project.load(tmp_path), repos)
+
+    err = capsys.readouterr().err
+    stays_off = [line for line in err.splitlines() if "stays off" in line]
+    assert stays_off == [
+        "mlsmoke init: data-expectations stays off: mlsmoke expect: expect: FAIL"
+        " pkg.data:train_loader (tool.mlsmoke.expect.batch) raised"
+        " FileNotFoundError: data/train.bin (once"
+        " `mlsmoke expect --record` succeeds, run `mlsmoke init` again)"
+    ], err
+    assert (tmp_path / ".pre-commit-config.yaml").read_text() == text
+    assert not (tmp_path / "expectations.json").exists()

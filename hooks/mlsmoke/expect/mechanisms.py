@@ -27,7 +27,8 @@ def scale_change(recorded: float, observed: float) -> str | None:
             " ones (divided by 255 twice)"
         )
     if ratio >= 8 or ratio <= 1 / 8:
-        return f"the scale changed ~{ratio:.3g}x: a normalization removed or changed"
+        times = f"{ratio:.0f}" if ratio >= 10 else f"{ratio:.3g}"
+        return f"the scale changed ~{times}x: a normalization removed or changed"
     return None
 
 
@@ -102,3 +103,40 @@ def dtype_change(recorded: str, observed: str) -> str:
             "float values became integers: a ToTensor/scale step removed (raw pixels)"
         )
     return f"the dtype changed from {recorded} to {observed}"
+
+
+def label_width_change(classes: int, width: int, marked: Sequence[int] | None) -> str:
+    """For a label field (one column per class) whose width is no longer the
+    recorded number of classes; ``marked``: the columns some row's class is in."""
+    if marked is not None and width == classes + 1 and 0 not in marked:
+        return (
+            "labels are 1-based: the label field is one column wider and its"
+            " column 0 is never a class"
+        )
+    if marked and width == max(marked) + 1:
+        return (
+            f"the width follows the batch's largest class id ({width} columns):"
+            " F.one_hot without num_classes"
+        )
+    return (
+        f"the number of classes changed ({classes} -> {width}): a class list,"
+        " num_classes or the output width changed"
+    )
+
+
+def class_ids_past_width(width: int, seen_low: int, seen_high: int) -> str:
+    """For class ids that a label field of ``width`` columns no longer marks."""
+    if seen_high == width and seen_low >= 1:
+        return (
+            f"labels are 1-based: class id {width} is past the {width}-wide label"
+            " field"
+        )
+    if seen_high >= width or seen_low < 0:
+        return (
+            f"class ids past the label field's width ({seen_low}..{seen_high} for"
+            f" {width} classes): classes added to the ids but not to the targets"
+        )
+    return (
+        "the label field no longer marks each sample's class id (built from other"
+        " labels, or the two fields shuffled apart)"
+    )

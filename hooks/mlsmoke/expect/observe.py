@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from mlsmoke.expect.draw import is_data_frame
+from mlsmoke.expect.labels import is_label_field, label_figures, label_relations
 from mlsmoke.expect.observe_limits import IGNORE_INDEX, MAX_CHANNELS, MAX_VALUE_SET
 from mlsmoke.expect.relations import is_mask, relations
 from mlsmoke.overfit.training.batch_objects import named_tensors
@@ -44,7 +45,7 @@ def observe_batch(batch: Any) -> dict[str, Any]:
     fields = batch_fields(batch)
     return {
         "fields": {name: field_figures(tensor) for name, tensor in fields.items()},
-        "relations": relations(fields),
+        "relations": relations(fields) + label_relations(fields),
         "samples": sample_hashes(fields),
     }
 
@@ -63,6 +64,8 @@ def field_figures(tensor: torch.Tensor) -> dict[str, Any]:
         figures.update(_integer_figures(tensor))
     if tensor.dim() == 2 and is_mask(tensor):
         figures["mask"] = _mask_figures(tensor)
+    if is_label_field(tensor):
+        figures["label"] = label_figures(tensor)
     return figures
 
 

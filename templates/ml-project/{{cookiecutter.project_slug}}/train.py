@@ -28,6 +28,7 @@ from {{ cookiecutter.package_name }} import (
     TrainConfig,
     build_model,
     make_optimizer,
+    normalize,
     spirals,
     train_loader,
 )
@@ -88,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         dist.init_process_group("gloo")  # the CPU's backend: this loop runs on the CPU
     is_first_rank = not distributed or dist.get_rank() == 0
     torch.manual_seed(config.seed)
-    x_val, y_val = spirals(512, seed=config.seed + 1)  # (N, 2), (N,)
+    readings, y_val = spirals(512, seed=config.seed + 1)  # (N, 2), (N,)
+    x_val = normalize(readings)
     model = build_model()  # DistributedDataParallel under torchrun
     classifier = model.module if distributed else model
     optimizer, scheduler = make_optimizer(model.parameters(), config)

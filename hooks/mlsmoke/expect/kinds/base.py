@@ -41,6 +41,11 @@ class Observed:
             if name in batch["fields"]:
                 yield index, batch["fields"][name]
 
+    def is_label_field(self, name: str) -> bool:
+        """Whether ``name`` held one column per class in a batch (``labels.py``):
+        its columns' figures are class frequencies, not features."""
+        return any("label" in figures for _, figures in self.figures(name))
+
     def series(self, name: str, key: str) -> list[Any]:
         """``key``'s figure of ``name`` in every batch; [] when one lacks it."""
         values = [figures.get(key) for _, figures in self.figures(name)]

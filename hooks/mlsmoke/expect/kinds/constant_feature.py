@@ -1,6 +1,7 @@
 """A float feature that varied in every recorded batch does not become constant: a
 column of a table, a channel of an image, or the whole field. It fails only when the
-feature is constant in every batch read, so one unlucky batch never does."""
+feature is constant in every batch read, so one unlucky batch never does. A label
+field's columns are classes, not features: a class no small batch drew is chance."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ def infer(observed: Observed, factor: float) -> list[dict[str, Any]]:
     for name in observed.field_names():
         per_batch = [_stds(f) for _, f in observed.figures(name)]
         if not observed.everywhere(name) or not per_batch or None in per_batch:
+            continue
+        if observed.is_label_field(name):  # a class absent from small batches
             continue
         if len({len(s) for s in per_batch}) != 1:  # type: ignore[arg-type]
             continue

@@ -5,6 +5,9 @@ an image's colour channels, a table's columns) where it has them.
   half a recorded std (a new seed or a larger batch moves a batch mean by a fraction of
   a std; a missing or doubled normalization by orders of magnitude);
 - std: from the smallest recorded std divided by the factor to the largest times it.
+
+A label field (one column per class) has none: its columns' figures are how often
+each class happened to be drawn (``label_width`` covers it).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ def infer(observed: Observed, factor: float) -> list[dict[str, Any]]:
     for name in observed.field_names():
         per_batch = _per_channel(observed, name)
         if per_batch is None or not observed.everywhere(name):
+            continue
+        if observed.is_label_field(name):
             continue
         means, stds = per_batch
         bands = [_bands(m, s, factor) for m, s in zip(zip(*means), zip(*stds))]

@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from mlsmoke.expect.kinds.base import Failure, Observed
-from mlsmoke.expect.mechanisms import shape_change
+from mlsmoke.expect.mechanisms import label_width_change, shape_change
 
 KIND = "shape"
 REQUIRED = ("field", "shape")
@@ -63,10 +63,20 @@ def check(expectation: dict[str, Any], observed: Observed) -> list[Failure]:
                     _pattern_text(pattern),
                     _shape_text(shape),
                     index,
-                    mechanism=shape_change(pattern, shape),
+                    mechanism=_mechanism(pattern, shape, figures),
                 )
             ]
     return []
+
+
+def _mechanism(
+    pattern: list[Any], shape: list[int], figures: dict[str, Any]
+) -> str | None:
+    """A label field's width is its number of classes, not a sequence length."""
+    label = figures.get("label")
+    if label is not None and len(pattern) == 2 and isinstance(pattern[1], int):
+        return label_width_change(pattern[1], shape[1], label["classes"])
+    return shape_change(pattern, shape)
 
 
 def _pattern_text(pattern: list[Any]) -> str:

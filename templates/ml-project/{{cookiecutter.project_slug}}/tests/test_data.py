@@ -1,5 +1,5 @@
-"""The batches are what the model takes: float points, class indices in range,
-balanced, and the same for the same seed."""
+"""The batches are what the model takes: float points in the unit disc, class
+indices in range, balanced, and the same for the same seed."""
 
 from __future__ import annotations
 
@@ -41,6 +41,11 @@ def test_loader_batches_are_full_and_mixed() -> None:
     x, y = batches[0]
     assert x.shape == (32, 2) and y.shape == (32,)
     assert len(set(y.tolist())) == ClassifierConfig().n_classes  # shuffled, not sorted
+
+
+def test_the_loader_normalizes_the_readings() -> None:
+    x, _ = next(iter(train_loader(TrainConfig(batch_size=64))))
+    assert x.norm(dim=1).max() <= 1.0  # readings in millimetres reach ~1000
 
 
 def test_same_seed_same_first_batch() -> None:

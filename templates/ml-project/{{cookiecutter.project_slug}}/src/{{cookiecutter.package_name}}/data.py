@@ -1,6 +1,9 @@
 """The data: points on interleaved spiral arms, one class per arm.
 
 Generated, not downloaded, so a test or a commit hook can build a batch anywhere.
+``spirals`` gives the points as a sensor would read them, in millimetres; ``normalize``
+scales them to the unit disc the model is built for, and everything the model sees
+goes through it.
 ``train_loader`` is the training pipeline: train.py trains on it, and the overfit-batch
 gate memorizes its first batch. ``eval_set`` and ``arm`` are the regression suites'
 evaluation set and slices (``[tool.mlsmoke.suites]``).
@@ -22,18 +25,31 @@ from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 from .recipe import TrainConfig
 
+ARM_MM = 1024.0  # where the arms end, in the sensor's millimetres
+
 
 def spirals(
     n: int, n_classes: int = 3, noise: float = 0.1, seed: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` points ``(n, 2)`` and their arm index ``(n,)``, the same for a seed."""
+    """``n`` readings ``(n, 2)`` in millimetres and their arm index ``(n,)``, the same
+    for a seed."""
     generator = torch.Generator().manual_seed(seed)
     labels = torch.arange(n) % n_classes  # (n,) balanced classes
     radius = torch.rand(n, generator=generator)  # (n,) in [0, 1)
     angle = 4.0 * radius + labels * (2 * math.pi / n_classes)  # (n,)
     angle = angle + noise * torch.randn(n, generator=generator)
     points = radius[:, None] * torch.stack([angle.cos(), angle.sin()], dim=1)  # (n, 2)
-    return points, labels
+    return points * ARM_MM, labels
+
+
+def normalize(readings: torch.Tensor) -> torch.Tensor:
+    """Millimetres to the unit disc: the arms' ends at radius 1, where the model's
+    initial weights and learning rate are set for.
+
+    >>> normalize(torch.tensor([[512.0, -1024.0]]))
+    tensor([[ 0.5000, -1.0000]])
+    """
+    return readings / ARM_MM
 
 
 def train_loader(config: TrainConfig | None = None) -> DataLoader:
@@ -44,7 +60,8 @@ def train_loader(config: TrainConfig | None = None) -> DataLoader:
     the training loop calls ``loader.sampler.set_epoch(epoch)``.
     """
     config = config or TrainConfig()
-    points, labels = spirals(config.n_train, seed=config.seed)  # (N, 2), (N,)
+    readings, labels = spirals(config.n_train, seed=config.seed)  # (N, 2), (N,)
+    points = normalize(readings)  # (N, 2) in the unit disc
     dataset = TensorDataset(points, labels)
     sampler = None
     if dist.is_available() and dist.is_initialized():
@@ -70,8 +87,8 @@ def eval_set(seed: int = 1) -> TensorDataset:
     >>> x.shape, int(y)
     (torch.Size([2]), 0)
     """
-    points, labels = spirals(512, seed=seed)  # (N, 2), (N,)
-    return TensorDataset(points.round(decimals=4), labels)
+    readings, labels = spirals(512, seed=seed)  # (N, 2), (N,)
+    return TensorDataset(normalize(readings).round(decimals=4), labels)
 
 
 def arm(example: tuple[torch.Tensor, torch.Tensor]) -> str:
@@ -86,5 +103,6 @@ def arm(example: tuple[torch.Tensor, torch.Tensor]) -> str:
 def example_batch(
     batch_size: int = 32, seed: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """One batch ``(x, y)`` of fresh points, for tests and examples."""
-    return spirals(batch_size, seed=seed)
+    """One batch ``(x, y)`` of fresh points, normalized, for tests and examples."""
+    readings, labels = spirals(batch_size, seed=seed)
+    return normalize(readings), labels
