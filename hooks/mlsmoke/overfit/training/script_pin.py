@@ -36,6 +36,7 @@ class PinnedBatch:
     fetched: bool = False
     batch: Any = None
     fetches: int = 0
+    sampler: str = ""  # the class of the pinned DataLoader's sampler
     loader: int | None = field(default=None, repr=False)  # id of the pinned loader
 
     def keep(self, batch: Any, source: str) -> None:
@@ -111,6 +112,7 @@ def pin_first_loader(pin: PinnedBatch) -> Callable[[], None]:
         if pin.loader != id(loader):
             return original(loader)
         if not pin.fetched:
+            pin.sampler = sampler_name(loader)
             try:
                 pin.keep(next(iter(original(loader))), "the first DataLoader")
             except StopIteration:
@@ -120,6 +122,13 @@ def pin_first_loader(pin: PinnedBatch) -> Callable[[], None]:
 
     DataLoader.__iter__ = first_batch_forever  # type: ignore[method-assign]
     return lambda: setattr(DataLoader, "__iter__", original)
+
+
+def sampler_name(loader: DataLoader) -> str:
+    """The class of the sampler ``loader`` draws its indices with."""
+    batch_sampler = getattr(loader, "batch_sampler", None)
+    sampler = getattr(batch_sampler, "sampler", None) or loader.sampler
+    return type(sampler).__name__
 
 
 def _forever(pin: PinnedBatch) -> Iterator[Any]:

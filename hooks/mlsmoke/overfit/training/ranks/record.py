@@ -47,6 +47,8 @@ class RankRecord:
     error: str = ""  # "Type: message" of the run's error
     traceback: str = ""  # the project's frames of it
     result: dict[str, Any] | None = None  # rank 0: the gate's Result, as JSON
+    # Script mode: whether the script had started a process group when it stopped.
+    process_group: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -15,6 +15,7 @@ from mlsmoke.overfit.verdict.ranks import (
     collective_mismatch,
     gradient_mean,
     missing_sampler,
+    no_process_group,
     no_sync,
     params_in_sync,
     rank_failed,
@@ -26,7 +27,11 @@ from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
 
 __all__ = ["RankEnd", "config_error", "judge_ranks", "too_few_gpus"]
 
-FAULTS = [collective_mismatch.diagnose, rank_failed.diagnose]
+FAULTS = [
+    collective_mismatch.diagnose,
+    rank_failed.diagnose,
+    no_process_group.diagnose,
+]
 DIAGNOSERS = [
     unused_parameters.diagnose,
     gradient_mean.diagnose,  # the cause of parameters that drift apart
