@@ -61,14 +61,68 @@ AVERAGED_BY_HAND = [
     ),
 ]
 # Fewer, larger steps than GATE_ARGS': every step waits for both ranks.
+# A script shaped like PyTorch's DDP tutorial: a DataLoader over a DistributedSampler,
+# its epochs driven by the script, each told to the sampler.
+SAMPLER_SCRIPT = """\
+import os
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ddp = "RANK" in os.environ
+if ddp:
+    dist.init_process_group("gloo")
+torch.manual_seed(0)
+inputs = torch.randn(64, 8)
+dataset = TensorDataset(inputs, (inputs.sum(1) > 0).long())
+sampler = DistributedSampler(dataset, shuffle=True) if ddp else None
+loader = DataLoader(dataset, batch_size=8, sampler=sampler, shuffle=sampler is None)
+model = torch.nn.Sequential(
+    torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))
+if ddp:
+    model = DDP(model)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+for epoch in range(1000):
+    if ddp:
+        sampler.set_epoch(epoch)
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+if ddp:
+    dist.destroy_process_group()
+"""
+NO_SET_EPOCH = Change("train.py", "    if ddp:\n        sampler.set_epoch(epoch)\n", "")
+
 ARGS = [*GATE_ARGS, "--backend=gloo", "--warmup_iters=2", "--learning_rate=0.003",
         "--gradient_accumulation_steps=2"]  # fmt: skip
 
 
 def gate(root: Path, *changes: Change, args: list[str] = ARGS) -> dict:
     write_nanogpt_repo(root, *changes, args=args)
+    return _run(root, "world-size = 2\n")
+
+
+def _sampler_project(root: Path, *changes: Change) -> dict:
+    root.mkdir()
+    script = SAMPLER_SCRIPT
+    for change in changes:
+        assert change.old in script, change
+        script = script.replace(change.old, change.new)
+    (root / "train.py").write_text(script)
+    (root / "pyproject.toml").write_text(
+        '[tool.mlsmoke.overfit]\nscript = "train.py"\nworld-size = 2\n'
+    )
+    return _run(root)
+
+
+def _run(root: Path, extra: str = "") -> dict:
     with (root / "pyproject.toml").open("a") as config:
-        config.write("world-size = 2\ntimeout = 60\ncollective-timeout = 5\n")
+        config.write(f"{extra}timeout = 60\ncollective-timeout = 5\n")
     report = root / "result.json"
     env = {**os.environ, "MLSMOKE_PYTHON": sys.executable, "MLSMOKE_WORKER": "0"}
     ran = subprocess.run(
@@ -122,3 +176,22 @@ def test_a_bug_of_the_ddp_branch_fails_with_its_code(tmp_path, case):
     result = gate(tmp_path / "gpt", *changes)
     assert (result["exit"], result["diagnosis"]["code"]) == (1, case), _text(result)
     assert phrase in _text(result)
+
+
+def test_a_sampler_told_each_epoch_passes(tmp_path):
+    result = _sampler_project(tmp_path / "p")
+    assert (result["exit"], result["diagnosis"]["code"]) == (0, "memorized"), _text(
+        result
+    )
+
+
+def test_a_sampler_never_told_the_epoch_is_named_with_the_line(tmp_path):
+    result = _sampler_project(tmp_path / "p", NO_SET_EPOCH)
+    assert (result["exit"], result["diagnosis"]["code"]) == (
+        1,
+        "set-epoch-missing",
+    ), _text(result)
+    assert "DistributedSampler gave rank 0 the same order" in _text(result)
+    script = (tmp_path / "p" / "train.py").read_text().splitlines()
+    line = script.index("    for x, y in loader:") + 1
+    assert f"(iterated at train.py:{line})" in _text(result)

@@ -37,6 +37,7 @@ class PinnedBatch:
     batch: Any = None
     fetches: int = 0
     sampler: str = ""  # the class of the pinned DataLoader's sampler
+    epochs: Any = None  # under ranks, an EpochOrder (ranks/epoch_order.py)
     loader: int | None = field(default=None, repr=False)  # id of the pinned loader
 
     def keep(self, batch: Any, source: str) -> None:
@@ -118,6 +119,11 @@ def pin_first_loader(pin: PinnedBatch) -> Callable[[], None]:
             except StopIteration:
                 pin.loader = None  # an empty loader pins nothing
                 return original(loader)
+        if pin.epochs is not None:
+            pin.epochs.new_epoch(loader)
+            length = pin.epochs.first_epoch_length(loader)
+            if length is not None:
+                return (pin.copy() for _ in range(length))
         return _forever(pin)
 
     DataLoader.__iter__ = first_batch_forever  # type: ignore[method-assign]

@@ -32,6 +32,7 @@ from torch.nn.parallel import DistributedDataParallel
 from mlsmoke.overfit.process import stacks
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.training.ranks import agreement
+from mlsmoke.overfit.training.ranks.epoch_order import EpochOrder
 from mlsmoke.overfit.training.ranks.factories import batchnorm_modules
 from mlsmoke.overfit.training.ranks.observe import ModelObserver, sample_digests
 from mlsmoke.overfit.training.ranks.record import RankRecord, gave_up_waiting
@@ -59,10 +60,12 @@ class ScriptRank:
         self.record, self.settings = record, settings
         self.world_size = record.world_size
         self.observer: ModelObserver | None = None
+        self.epochs: EpochOrder | None = None
 
     @contextmanager
     def points(self, watch: ScriptWatch, pin: PinnedBatch) -> Iterator[None]:
         undo = [self._time_limited_init(), self._observe_from_first_backward(watch)]
+        pin.epochs = self.epochs = EpochOrder(watch.root)
         agreement.current = _agree_within_group
         try:
             yield
@@ -139,6 +142,12 @@ class ScriptRank:
             frames = stacks.user_frames(stacks.traceback_frames(error.__traceback__))
             record.traceback = "\n".join(str(frame) for frame in frames)
         record.sampler = pin.sampler
+        if self.epochs is not None:
+            record.epoch_orders, record.epoch_sites = (
+                self.epochs.orders,
+                self.epochs.sites,
+            )
+            record.epoch_sampler = self.epochs.sampler
         if pin.fetched:
             try:
                 record.batch_digest, record.sample_digests = sample_digests(pin.batch)

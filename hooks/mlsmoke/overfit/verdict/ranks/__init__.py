@@ -19,6 +19,7 @@ from mlsmoke.overfit.verdict.ranks import (
     no_sync,
     params_in_sync,
     rank_failed,
+    set_epoch,
     sync_batchnorm,
     unused_parameters,
 )
@@ -38,11 +39,12 @@ DIAGNOSERS = [
     params_in_sync.diagnose,
     no_sync.diagnose,
     missing_sampler.diagnose,
+    set_epoch.diagnose,
 ]
 WARNERS = [sync_batchnorm.warn]
 CODES = [rank_failed.CODE, collective_mismatch.CODE, unused_parameters.CODE,
          params_in_sync.CODE, gradient_mean.CODE, no_sync.CODE, missing_sampler.CODE,
-         sync_batchnorm.CODE]  # fmt: skip
+         set_epoch.CODE, sync_batchnorm.CODE]  # fmt: skip
 
 
 def judge_ranks(settings: GateSettings, ends: list[RankEnd]) -> Result:
