@@ -84,7 +84,10 @@ model = torch.nn.Sequential(
     torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))
 if ddp:
     model = DDP(model)
-optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+lr = 0.005
+if ddp:
+    lr *= dist.get_world_size()  # the linear scaling rule
+optimizer = torch.optim.Adam(model.parameters(), lr=lr)
 for epoch in range(1000):
     if ddp:
         sampler.set_epoch(epoch)
@@ -97,6 +100,11 @@ if ddp:
     dist.destroy_process_group()
 """
 NO_SET_EPOCH = Change("train.py", "    if ddp:\n        sampler.set_epoch(epoch)\n", "")
+SCALED_AGAIN = Change(
+    "train.py",
+    "lr=lr)",
+    "lr=lr * (dist.get_world_size() if ddp else 1))",
+)
 
 ARGS = [*GATE_ARGS, "--backend=gloo", "--warmup_iters=2", "--learning_rate=0.003",
         "--gradient_accumulation_steps=2"]  # fmt: skip
@@ -195,3 +203,12 @@ def test_a_sampler_never_told_the_epoch_is_named_with_the_line(tmp_path):
     script = (tmp_path / "p" / "train.py").read_text().splitlines()
     line = script.index("    for x, y in loader:") + 1
     assert f"(iterated at train.py:{line})" in _text(result)
+
+
+def test_an_lr_scaled_by_the_world_size_twice_is_named(tmp_path):
+    result = _sampler_project(tmp_path / "p", SCALED_AGAIN)
+    assert (result["exit"], result["diagnosis"]["code"]) == (
+        1,
+        "lr-scaled-twice",
+    ), _text(result)
+    assert "lr under 2 ranks is 0.02, 4 times its 0.005 as one process" in _text(result)

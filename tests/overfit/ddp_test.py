@@ -180,7 +180,7 @@ def test_every_distributed_code_is_tested_here() -> None:
 
     tested = {case.partition(" ")[0] for case in BUGS}
     tested |= {"rank-failed", "sync-batchnorm"}  # RANK_FAULTS, the BatchNorm test
-    tested |= {"set-epoch-missing"}  # script mode's epochs: ddp_script_test.py
+    tested |= {"set-epoch-missing", "lr-scaled-twice"}  # ddp_script_test.py
     assert tested == set(ranks.CODES)
 
 

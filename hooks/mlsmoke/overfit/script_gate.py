@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -34,12 +35,14 @@ if TYPE_CHECKING:
 class ScriptRankHooks(Protocol):
     """What one rank changes in script mode (``training/ranks/script_rank.py``): its
     first run is the distributed one, with these points added, and ``finished``
-    reads it (and ends the ranks above 0)."""
+    reads it (and ends the ranks above 0; rank 0 may run the script alone briefly)."""
 
     points: RankPoints
     world_size: int
 
-    def finished(self, outcome: ScriptOutcome) -> None: ...
+    def finished(
+        self, outcome: ScriptOutcome, run_alone: Callable[[], ScriptOutcome]
+    ) -> None: ...
 
 
 class ProbeUnavailable(Exception):
@@ -92,7 +95,10 @@ class ScriptTrainer:
                 dataclasses.replace(self.script, ranks=self.ranks.world_size),
                 rules, seed, self.ranks.points,
             )  # fmt: skip
-            self.ranks.finished(self.first)  # rank 0 goes on alone; the rest end
+            alone = StepRules(1, None, None, timeout)  # its lr as one process
+            self.ranks.finished(
+                self.first, lambda: run_script(self.script, alone, seed)
+            )
             return self.first.evidence
         outcome = run_script(self.script, rules, seed)
         if self.first is None:

@@ -12,6 +12,9 @@ The rank adds a few points to script mode's instruments (``script_points.py``):
   (``observe.py``) digests its parameters and gradients from then on;
 - each ``optimizer.step()``: the ranks stop at the same update (``agreement.py``).
 
+Rank 0 then runs the script once more as one process, to its first updates, for the
+lr it builds its optimizer with alone (``verdict/ranks/lr_scaled_twice.py``).
+
 After the run, the rank writes its record as a factory-mode rank does and leaves the
 script's process group. Rank 0 goes on alone: its probes run the script as one
 process (``python train.py``, torchrun's variables unset).
@@ -76,14 +79,22 @@ class ScriptRank:
             if self.observer is not None:
                 self.observer.close()
 
-    def finished(self, outcome: Any) -> None:
-        """Record the run, leave the script's process group; RankDone above rank 0."""
+    def finished(self, outcome: Any, run_alone: Callable[[], Any]) -> None:
+        """Record the run, leave the script's process group; RankDone above rank 0.
+        Rank 0 then builds the script's optimizer as one process, for its lr."""
         self._record(outcome.evidence, outcome.pin)
         self.record.process_group = dist.is_initialized()
         if dist.is_initialized():
             dist.destroy_process_group()
         if self.record.rank != 0 or gave_up_waiting(self.record.error):
             raise RankDone
+        self.record.lr_ranked = outcome.watch.constructed_lr or 0.0
+        self.record.lr_site = outcome.watch.optimizer_site
+        if self.record.lr_ranked and not self.record.error:
+            try:
+                self.record.lr_alone = run_alone().watch.constructed_lr or 0.0
+            except Exception:  # a script that cannot run alone: the lr is not known
+                pass
 
     def _time_limited_init(self) -> Callable[[], None]:
         original = dist.init_process_group

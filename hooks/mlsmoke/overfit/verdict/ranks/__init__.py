@@ -14,6 +14,7 @@ from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.verdict.ranks import (
     collective_mismatch,
     gradient_mean,
+    lr_scaled_twice,
     missing_sampler,
     no_process_group,
     no_sync,
@@ -37,6 +38,7 @@ DIAGNOSERS = [
     unused_parameters.diagnose,
     gradient_mean.diagnose,  # the cause of parameters that drift apart
     params_in_sync.diagnose,
+    lr_scaled_twice.diagnose,
     no_sync.diagnose,
     missing_sampler.diagnose,
     set_epoch.diagnose,
@@ -44,7 +46,7 @@ DIAGNOSERS = [
 WARNERS = [sync_batchnorm.warn]
 CODES = [rank_failed.CODE, collective_mismatch.CODE, unused_parameters.CODE,
          params_in_sync.CODE, gradient_mean.CODE, no_sync.CODE, missing_sampler.CODE,
-         set_epoch.CODE, sync_batchnorm.CODE]  # fmt: skip
+         set_epoch.CODE, lr_scaled_twice.CODE, sync_batchnorm.CODE]  # fmt: skip
 
 
 def judge_ranks(settings: GateSettings, ends: list[RankEnd]) -> Result:
