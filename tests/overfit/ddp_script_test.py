@@ -106,7 +106,7 @@ SCALED_AGAIN = Change(
     "lr=lr * (dist.get_world_size() if ddp else 1))",
 )
 
-ARGS = [*GATE_ARGS, "--backend=gloo", "--warmup_iters=2", "--learning_rate=0.003",
+ARGS = [*GATE_ARGS, "--backend=gloo", "--warmup_iters=2", "--learning_rate=0.01",
         "--gradient_accumulation_steps=2"]  # fmt: skip
 
 
