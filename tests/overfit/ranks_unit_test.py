@@ -14,7 +14,8 @@ from mlsmoke.overfit.process import main as overfit_main
 from mlsmoke.overfit.process import ranks
 from mlsmoke.overfit.process.settings import GateSettings, _resolve
 from mlsmoke.overfit.training.ranks import rank
-from mlsmoke.overfit.verdict.ranks import too_few_gpus
+from mlsmoke.overfit.verdict.ranks import RankEnd, no_process_group, too_few_gpus
+from mlsmoke.overfit.verdict.ranks.ends import Ranks
 
 GATE = {"model": "m:build", "batch": "m:batch"}
 
@@ -35,10 +36,22 @@ def test_a_world_size_below_one_names_the_key(value) -> None:
         _gate(**{"world-size": value})
 
 
-def test_world_size_is_not_yet_for_script_mode() -> None:
-    with pytest.raises(ConfigError, match="world-size: not with"):
-        _resolve("default", "t", {"script": "train.py", "world-size": 2}, {}, {}, {},
-                 "commit")  # fmt: skip
+def test_script_mode_takes_a_world_size() -> None:
+    gate = _resolve("default", "t", {"script": "train.py", "world-size": 2}, {}, {},
+                    {}, "commit")  # fmt: skip
+    assert (gate.script, gate.world_size) == ("train.py", 2)
+
+
+def test_a_script_with_no_process_group_under_ranks_is_a_config_error() -> None:
+    script = _resolve("default", "t", {"script": "train.py", "world-size": 2}, {}, {},
+                      {}, "commit")  # fmt: skip
+    alone = {"rank": 0, "world_size": 2, "process_group": False}
+    ends = [RankEnd(rank, 0, {**alone, "rank": rank}) for rank in range(2)]
+    found = no_process_group.diagnose(Ranks(script, ends))
+    assert found is not None and found.code == "config-error"
+    assert "world-size: train.py ran as 2 ranks" in found.summary
+    ends[1].record["process_group"] = True  # one rank started it: not this
+    assert no_process_group.diagnose(Ranks(script, ends)) is None
 
 
 @pytest.mark.parametrize("text", ["0", "-1", "two"])

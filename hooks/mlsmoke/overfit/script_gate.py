@@ -7,15 +7,18 @@ device) is skipped, and ``-v`` says which and why."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.training.run_state import StepCallback
 from mlsmoke.overfit.training.script_points import StepRules
 from mlsmoke.overfit.training.script_process import Script
 from mlsmoke.overfit.training.script_run import (
+    RankPoints,
     ScriptNotRunnable,
     ScriptOutcome,
     run_script,
@@ -29,6 +32,19 @@ if TYPE_CHECKING:
     from mlsmoke.overfit.process.settings import GateSettings
 
 
+class ScriptRankHooks(Protocol):
+    """What one rank changes in script mode (``training/ranks/script_rank.py``): its
+    first run is the distributed one, with these points added, and ``finished``
+    reads it (and ends the ranks above 0; rank 0 may run the script alone briefly)."""
+
+    points: RankPoints
+    world_size: int
+
+    def finished(
+        self, outcome: ScriptOutcome, run_alone: Callable[[], ScriptOutcome]
+    ) -> None: ...
+
+
 class ProbeUnavailable(Exception):
     """A probe script mode cannot run; the diagnosis that asked for it is skipped."""
 
@@ -36,9 +52,15 @@ class ProbeUnavailable(Exception):
 class ScriptTrainer:
     """``engine.train``'s signature, training by running the script again."""
 
-    def __init__(self, script: Script, deadline: float | None) -> None:
+    def __init__(
+        self,
+        script: Script,
+        deadline: float | None,
+        ranks: ScriptRankHooks | None = None,
+    ) -> None:
         self.script = script
         self.deadline = deadline
+        self.ranks = ranks
         self.first: ScriptOutcome | None = None
         self.skipped: list[str] = []
 
@@ -69,6 +91,16 @@ class ScriptTrainer:
             timeout = min(timeout, max(self.deadline - time.monotonic(), 0.0))
         rules = StepRules(max_steps, target_loss, target_ratio, timeout,
                           lr_scale, flat_lr, on_step)  # fmt: skip
+        if self.first is None and self.ranks is not None:
+            self.first = run_script(
+                dataclasses.replace(self.script, ranks=self.ranks.world_size),
+                rules, seed, self.ranks.points,
+            )  # fmt: skip
+            alone = StepRules(1, None, None, timeout)  # its lr as one process
+            self.ranks.finished(
+                self.first, lambda: run_script(self.script, alone, seed)
+            )
+            return self.first.evidence
         outcome = run_script(self.script, rules, seed)
         if self.first is None:
             self.first = outcome
@@ -117,11 +149,13 @@ def run_script_gate(
     settings: GateSettings,
     on_step: StepCallback | None = None,
     deadline: float | None = None,
+    ranks: ScriptRankHooks | None = None,
 ) -> tuple[Result, GateRun | None]:
-    """The gate's Result for ``settings.script``."""
+    """The gate's Result for ``settings.script``; with ``ranks``, as one of torchrun's
+    ranks (rank 0: its probes then run the script as one process)."""
     assert settings.script is not None
     script = Script(Path.cwd(), settings.script, list(settings.args), settings.pin)
-    trainer = ScriptTrainer(script, deadline)
+    trainer = ScriptTrainer(script, deadline, ranks)
     try:
         evidence = trainer(
             None, None, None, None,
@@ -149,7 +183,7 @@ def run_script_gate(
 
     diagnosis = gate.mention_timeout(diagnose(run), evidence, settings)
     result = gate.result_of(settings, evidence, diagnosis, run_checks(run))
-    result.notes = _script_notes(script, evidence) + run.notes
+    result.notes = _script_notes(script, evidence, ranks) + run.notes
     result.notes += sorted(set(trainer.skipped))
     result.recipe = gate.recipe_label(settings, evidence)
     return result, run
@@ -161,9 +195,17 @@ def _no_recipe(*args: Any) -> Any:
     )
 
 
-def _script_notes(script: Script, evidence: Evidence) -> list[str]:
+def _script_notes(
+    script: Script, evidence: Evidence, ranks: ScriptRankHooks | None
+) -> list[str]:
     """``-v``: what ran, what it was pinned to, and how an update was made."""
     notes = [f"script: `{script.command()}`, one process, torchrun variables unset"]
+    if ranks is not None:
+        ranked = dataclasses.replace(script, ranks=ranks.world_size)
+        notes[0] = (
+            f"script: `{ranked.command()}`, then rank 0's probes as"
+            f" `{script.command()}`, one process"
+        )
     if evidence.pinned:
         notes.append(f"pinned: every batch is the first of {evidence.pinned}")
     if evidence.backwards_per_update > 1:

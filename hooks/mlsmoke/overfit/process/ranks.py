@@ -162,9 +162,12 @@ def _rank_main(
     record: Path,
 ) -> int:
     from mlsmoke.overfit.training.ranks.rank import run_rank
+    from mlsmoke.overfit.training.ranks.script_rank import PortTaken
 
     try:
         run_rank(settings, device, on_step, deadline, record)
+    except PortTaken:  # the script's own init_process_group
+        return PORT_IN_USE
     except Exception as error:  # the store's bind: retried on a new port
         if "address already in use" in str(error).lower():
             return PORT_IN_USE

@@ -326,11 +326,6 @@ def _script_gate(
     name: str, path: str, parsed: dict[str, Any], tier: str
 ) -> GateSettings:
     """A gate in script mode: the script brings its model, data, loss and recipe."""
-    if (parsed["world-size"] or 1) > 1:
-        raise ConfigError(
-            f"{path}.world-size: not with {path}.script yet; set it on a gate with"
-            " model and batch (docs/distributed.md)"
-        )
     for key in SCRIPT_OWNS:
         if parsed[key] is not None:
             raise ConfigError(

@@ -36,6 +36,8 @@ class PinnedBatch:
     fetched: bool = False
     batch: Any = None
     fetches: int = 0
+    sampler: str = ""  # the class of the pinned DataLoader's sampler
+    epochs: Any = None  # under ranks, an EpochOrder (ranks/epoch_order.py)
     loader: int | None = field(default=None, repr=False)  # id of the pinned loader
 
     def keep(self, batch: Any, source: str) -> None:
@@ -111,15 +113,28 @@ def pin_first_loader(pin: PinnedBatch) -> Callable[[], None]:
         if pin.loader != id(loader):
             return original(loader)
         if not pin.fetched:
+            pin.sampler = sampler_name(loader)
             try:
                 pin.keep(next(iter(original(loader))), "the first DataLoader")
             except StopIteration:
                 pin.loader = None  # an empty loader pins nothing
                 return original(loader)
+        if pin.epochs is not None:
+            pin.epochs.new_epoch(loader)
+            length = pin.epochs.first_epoch_length(loader)
+            if length is not None:
+                return (pin.copy() for _ in range(length))
         return _forever(pin)
 
     DataLoader.__iter__ = first_batch_forever  # type: ignore[method-assign]
     return lambda: setattr(DataLoader, "__iter__", original)
+
+
+def sampler_name(loader: DataLoader) -> str:
+    """The class of the sampler ``loader`` draws its indices with."""
+    batch_sampler = getattr(loader, "batch_sampler", None)
+    sampler = getattr(batch_sampler, "sampler", None) or loader.sampler
+    return type(sampler).__name__
 
 
 def _forever(pin: PinnedBatch) -> Iterator[Any]:

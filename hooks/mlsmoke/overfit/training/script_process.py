@@ -1,8 +1,8 @@
 """A training script as ``python SCRIPT ARGS`` would run it, in this process:
 ``sys.argv``, ``sys.path[0]``, the environment (the torchrun variables unset, so that
-the script takes its one-process branch) and ``{out_dir}`` in its arguments, an empty
-directory removed afterwards. Its stderr is kept too, to quote in messages. No torch
-here: the hook side reads these names."""
+the script takes its one-process branch, unless it runs as one of ``torchrun``'s ranks)
+and ``{out_dir}`` in its arguments, an empty directory removed afterwards. Its stderr
+is kept too, to quote in messages. No torch here: the hook side reads these names."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ class Script:
     path: str
     args: list[str] = field(default_factory=list)
     pin: str | None = None
+    ranks: int = 0  # run as one of torchrun's ranks: the launcher set its variables
 
     @property
     def file(self) -> Path:
@@ -43,7 +44,8 @@ class Script:
         return Path(self.path).with_suffix("").as_posix().replace("/", ".")
 
     def command(self) -> str:
-        return " ".join(["python", self.path, *self.args])
+        runner = ["torchrun", f"--nproc-per-node={self.ranks}"] if self.ranks else []
+        return " ".join([*(runner or ["python"]), self.path, *self.args])
 
 
 @contextmanager
@@ -53,7 +55,8 @@ def as_a_process(script: Script) -> Iterator[io.StringIO]:
     out_dir = tempfile.mkdtemp(prefix="mlsmoke-script-")
     args = [arg.replace(OUT_DIR, out_dir) for arg in script.args]
     saved_argv, saved_path, saved_stderr = sys.argv, list(sys.path), sys.stderr
-    saved_env = {name: os.environ.pop(name) for name in TORCHRUN_VARIABLES
+    unset = () if script.ranks else TORCHRUN_VARIABLES
+    saved_env = {name: os.environ.pop(name) for name in unset
                  if name in os.environ}  # fmt: skip
     tail = io.StringIO()
     sys.argv = [str(script.file), *args]

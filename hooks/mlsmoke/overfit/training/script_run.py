@@ -19,7 +19,7 @@ import random
 import sys
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +58,13 @@ class ScriptOutcome:
     pin: script_pin.PinnedBatch
 
 
-def run_script(script: Script, rules: StepRules, seed: int) -> ScriptOutcome:
+# What one rank adds to the run's instruments (``ranks/script_rank.py``).
+RankPoints = Callable[[ScriptWatch, script_pin.PinnedBatch], AbstractContextManager]
+
+
+def run_script(
+    script: Script, rules: StepRules, seed: int, rank_points: RankPoints | None = None
+) -> ScriptOutcome:
     """Run ``script`` under ``rules``; ScriptNotRunnable for a configuration that
     cannot run."""
     evidence = Evidence(max_steps=rules.max_steps, script=script.path)
@@ -75,6 +81,8 @@ def run_script(script: Script, rules: StepRules, seed: int) -> ScriptOutcome:
         stderr = undo.enter_context(as_a_process(script))
         undo.enter_context(deterministic(seed))
         undo.enter_context(instrumented(watch))
+        if rank_points is not None:
+            undo.enter_context(rank_points(watch, pin))
         undo.callback(_offset_seeds(seed))
         undo.callback(_pin_batches(script, pin))
         try:

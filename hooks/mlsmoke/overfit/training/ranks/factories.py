@@ -23,6 +23,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from mlsmoke.overfit.training.evidence import ProjectProblem
 from mlsmoke.overfit.training.recipe import as_recipe
+from mlsmoke.overfit.training.script_pin import sampler_name as loader_sampler
 from mlsmoke.overfit.training.ranks.observe import ModelObserver, is_fsdp
 from mlsmoke.overfit.training.ranks.record import RankRecord
 
@@ -113,6 +114,4 @@ def sampler_name(produced: Any) -> str:
     """The class of the sampler a DataLoader draws with; "" for anything else."""
     if not isinstance(produced, torch.utils.data.DataLoader):
         return ""
-    batch_sampler = getattr(produced, "batch_sampler", None)
-    sampler = getattr(batch_sampler, "sampler", None) or produced.sampler
-    return type(sampler).__name__
+    return loader_sampler(produced)

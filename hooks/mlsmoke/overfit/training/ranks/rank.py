@@ -30,6 +30,9 @@ from mlsmoke.overfit.training.ranks import agreement
 from mlsmoke.overfit.training.ranks.factories import RankFactories
 from mlsmoke.overfit.training.ranks.observe import sample_digests
 from mlsmoke.overfit.training.ranks.record import RankRecord, gave_up_waiting
+from mlsmoke.overfit.training.ranks.script_rank import RankDone as ScriptRankDone
+from mlsmoke.overfit.training.ranks.script_rank import ScriptRank
+from mlsmoke.overfit.verdict.result import CONFIG_ERROR
 
 
 class RankDone(Exception):
@@ -61,19 +64,38 @@ def run_rank(
     rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     device = rank_device(device, int(os.environ["LOCAL_RANK"]))
     record = RankRecord(rank, world_size)
-    timeout = timedelta(seconds=settings.collective_timeout)
-    dist.init_process_group(backend_for(device), timeout=timeout)
-    hooks = _RankRun(record, settings, device)
+    on_step = on_step if rank == 0 else None
     try:
-        result, _ = run_gate(settings, device, on_step if rank == 0 else None,
-                             deadline=deadline, ranks=hooks)  # fmt: skip
+        if settings.script is not None:  # the script starts its own process group
+            result = _run_script_rank(settings, on_step, deadline, record)
+        else:
+            timeout = timedelta(seconds=settings.collective_timeout)
+            dist.init_process_group(backend_for(device), timeout=timeout)
+            hooks = _RankRun(record, settings, device)
+            result, _ = run_gate(settings, device, on_step, deadline=deadline,
+                                 ranks=hooks)  # fmt: skip
         record.result = result.to_json()
-    except RankDone:
+    except (RankDone, ScriptRankDone):
         pass
     finally:
         if dist.is_initialized():
             dist.destroy_process_group()
         _write_atomically(record_path, record.to_json())
+
+
+def _run_script_rank(
+    settings: GateSettings,
+    on_step: StepCallback | None,
+    deadline: float,
+    record: RankRecord,
+) -> Any:
+    from mlsmoke.overfit.script_gate import run_script_gate
+
+    hooks = ScriptRank(record, settings)
+    result = run_script_gate(settings, on_step, deadline, ranks=hooks)[0]
+    if result.diagnosis.code == CONFIG_ERROR:  # this rank stopped before training
+        record.error = f"ScriptNotRunnable: {result.diagnosis.summary}"
+    return result
 
 
 class _RankRun:

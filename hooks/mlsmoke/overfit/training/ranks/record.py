@@ -47,6 +47,18 @@ class RankRecord:
     error: str = ""  # "Type: message" of the run's error
     traceback: str = ""  # the project's frames of it
     result: dict[str, Any] | None = None  # rank 0: the gate's Result, as JSON
+    # Script mode: whether the script had started a process group when it stopped.
+    process_group: bool = True
+    # Script mode: the first indices of the pinned loader's sampler at each of its
+    # first two epochs, the line that iterated it each time, and the sampler's class.
+    epoch_orders: list[list[int]] = field(default_factory=list)
+    epoch_sites: list[str] = field(default_factory=list)
+    epoch_sampler: str = ""
+    # Script mode, rank 0: the lr its optimizer was built with under N ranks, and as
+    # one process (0: not known), and where it was built.
+    lr_ranked: float = 0.0
+    lr_alone: float = 0.0
+    lr_site: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

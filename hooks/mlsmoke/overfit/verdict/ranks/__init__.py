@@ -14,10 +14,13 @@ from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.verdict.ranks import (
     collective_mismatch,
     gradient_mean,
+    lr_scaled_twice,
     missing_sampler,
+    no_process_group,
     no_sync,
     params_in_sync,
     rank_failed,
+    set_epoch,
     sync_batchnorm,
     unused_parameters,
 )
@@ -26,18 +29,24 @@ from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
 
 __all__ = ["RankEnd", "config_error", "judge_ranks", "too_few_gpus"]
 
-FAULTS = [collective_mismatch.diagnose, rank_failed.diagnose]
+FAULTS = [
+    collective_mismatch.diagnose,
+    rank_failed.diagnose,
+    no_process_group.diagnose,
+]
 DIAGNOSERS = [
     unused_parameters.diagnose,
     gradient_mean.diagnose,  # the cause of parameters that drift apart
     params_in_sync.diagnose,
+    lr_scaled_twice.diagnose,
     no_sync.diagnose,
     missing_sampler.diagnose,
+    set_epoch.diagnose,
 ]
 WARNERS = [sync_batchnorm.warn]
 CODES = [rank_failed.CODE, collective_mismatch.CODE, unused_parameters.CODE,
          params_in_sync.CODE, gradient_mean.CODE, no_sync.CODE, missing_sampler.CODE,
-         sync_batchnorm.CODE]  # fmt: skip
+         set_epoch.CODE, lr_scaled_twice.CODE, sync_batchnorm.CODE]  # fmt: skip
 
 
 def judge_ranks(settings: GateSettings, ends: list[RankEnd]) -> Result:
