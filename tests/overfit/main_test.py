@@ -92,7 +92,7 @@ def test_passes_are_cached_failures_rerun_and_watched_files_invalidate(project, 
         ("mlp", "pass", False), ("slow", "fail", False)]  # fmt: skip
     assert set(results[0]) == set(
         "gate verdict diagnosis warnings device steps initial_loss final_loss"
-        " target losses seconds cached tier sources recipe notes".split()
+        " target losses rank_losses seconds cached tier sources recipe notes".split()
     )
     assert results[0]["diagnosis"]["code"] == "memorized"
     assert results[1]["steps"] == 3 and len(results[1]["losses"]) == 4

@@ -92,7 +92,10 @@ class ScriptWatch:
     eval_loss: float | None = None
     phase: str = "script"  # where an error happened: script, forward, backward, step
 
-    # the surface the stop rules of engine.py read
+    # the surface the stop rules of engine.py read; a script runs its own steps, so
+    # its probes take no early stop and end at max_steps
+    stop_early = None
+
     @property
     def target_loss(self) -> float | None:
         return self.rules.target_loss
