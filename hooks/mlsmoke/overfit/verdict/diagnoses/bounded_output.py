@@ -6,8 +6,8 @@ before the lr range test, which it spares."""
 
 from __future__ import annotations
 
-from mlsmoke.overfit.verdict import curve
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
+from mlsmoke.overfit.verdict.diagnoses._stalled import stalled_above_target
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.interventions import unbounded_output
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -17,11 +17,8 @@ CODE = "not-learning"
 
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
-    evidence = run.evidence
-    if not evidence.stopped_short():
-        return None
-    reading = curve.classify_curve(evidence.losses, evidence.target)
-    if reading.shape not in (curve.PLATEAU, curve.FLOOR):
+    reading = stalled_above_target(run)
+    if reading is None:
         return None
     found = unbounded_output.find(run)
     if found is None:

@@ -19,6 +19,7 @@ from mlsmoke.overfit.verdict import (
     probes,
 )
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
+from mlsmoke.overfit.verdict.diagnoses._stalled import stalled_above_target
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.interventions import drop_dropout, no_label_smoothing
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -50,12 +51,10 @@ FLOOR_SUGGESTIONS = [
 
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
+    reading = stalled_above_target(run)
+    if reading is None:
+        return None
     evidence = run.evidence
-    if not evidence.stopped_short():
-        return None
-    reading = curve.classify_curve(evidence.losses, evidence.target)
-    if reading.shape not in (curve.PLATEAU, curve.FLOOR):
-        return None
     blind = blind_to_inputs(run)
     lines = [reading.reason] + blind + gradient_lines(evidence)
     tried = lr_range.lr_range_test(run).probes
@@ -149,12 +148,10 @@ def diagnose_label_smoothing(run: GateRun) -> Diagnosis | None:
     """The loss levels off above the target, the loss smooths its labels, and the
     same run with label smoothing off memorizes: a smoothed target's cross-entropy
     cannot fall below its entropy. Asked before the lr range test, which it spares."""
+    reading = stalled_above_target(run)
+    if reading is None:
+        return None
     evidence = run.evidence
-    if not evidence.stopped_short():
-        return None
-    reading = curve.classify_curve(evidence.losses, evidence.target)
-    if reading.shape not in (curve.PLATEAU, curve.FLOOR):
-        return None
     smoothing = no_label_smoothing.smoothing_used(run)
     if smoothing <= 0:
         return None

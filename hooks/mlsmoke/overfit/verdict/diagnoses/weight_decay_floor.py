@@ -6,8 +6,8 @@ memorize is listed as refuted, and the other causes are looked for."""
 
 from __future__ import annotations
 
-from mlsmoke.overfit.verdict import curve
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
+from mlsmoke.overfit.verdict.diagnoses._stalled import stalled_above_target
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.interventions import no_weight_decay
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -20,12 +20,12 @@ USUAL_WEIGHT_DECAY = 0.1
 
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
+    if run.evidence.weight_decay <= USUAL_WEIGHT_DECAY:
+        return None
+    reading = stalled_above_target(run)
+    if reading is None:
+        return None
     evidence = run.evidence
-    if not evidence.stopped_short() or evidence.weight_decay <= USUAL_WEIGHT_DECAY:
-        return None
-    reading = curve.classify_curve(evidence.losses, evidence.target)
-    if reading.shape not in (curve.PLATEAU, curve.FLOOR):
-        return None
     outcome = no_weight_decay.check(run)
     if not outcome.memorized:
         return None
