@@ -1,12 +1,9 @@
 """The ``args`` init proposes for a training script: command-line overrides that make
 its run tiny, CPU-only and free of side effects, read from the script's own settings.
 
-Three ways a script takes settings are read: module-level globals overridden by a
-nanoGPT-style configurator (``exec(open("configurator.py").read())``, ``--name=value``),
-argparse's ``add_argument("--lr", ...)``, and a config dataclass parsed from the
-command line (``HfArgumentParser``, ``tyro.cli``, ``simple_parsing``). Only settings
-the script defines are proposed, and only where the default differs. A pure function of
-the source.
+The script's settings come from ``script_settings`` (a configurator's globals,
+argparse, a config dataclass). Only settings the script defines are proposed, and only
+where the default differs. A pure function of the source.
 """
 
 from __future__ import annotations
@@ -14,6 +11,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from mlsmoke.adopt.script_settings import (
+    NOT_LITERAL,
+    Setting,
+    argparse_settings,
+    configurator_settings,
+    dataclass_settings,
+)
 from mlsmoke.overfit.training.script_process import OUT_DIR
 
 # Well-known names -> the tiny run's value. "{out_dir}" is the gate's temporary dir.
@@ -49,27 +53,6 @@ NEEDS = {
     "the model's size": ("n_layer", "n_layers", "num_layers", "depth", *WIDTHS),
     "the output directory": ("out_dir", "output_dir", "save_dir", "checkpoint_dir"),
 }
-PARSERS = ("HfArgumentParser", "cli", "parse", "add_arguments")
-
-
-class _NotLiteral:
-    def __repr__(self) -> str:
-        return "<not a literal>"
-
-
-NOT_LITERAL = _NotLiteral()
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One setting of the script, as its command line sets it."""
-
-    name: str  # the setting's name in the script (argparse's dest)
-    option: str  # "--batch-size"
-    default: object = NOT_LITERAL
-    kind: str = "value"  # value, store_true, store_false, optional (--x/--no-x)
-    choices: tuple[object, ...] | None = None
-    required: bool = False
 
 
 @dataclass(frozen=True)
@@ -181,152 +164,3 @@ def command_line(setting: Setting, value: object) -> str | None:
     if isinstance(default, float) and type(value) is int:
         value = float(value)  # a configurator checks the type it replaces
     return f"{setting.option}={value}"
-
-
-def literal(node: ast.expr | None) -> object:
-    try:
-        return ast.literal_eval(node) if node is not None else NOT_LITERAL
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return NOT_LITERAL
-
-
-def configurator_settings(tree: ast.Module) -> list[Setting]:
-    """Module-level globals assigned before a top-level ``exec(open(...).read())``."""
-    settings: list[Setting] = []
-    for node in tree.body:
-        if _is_configurator(node):
-            return settings
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets = [node.target]
-        for target in targets:
-            if isinstance(target, ast.Name) and not target.id.startswith("_"):
-                value = literal(node.value)  # type: ignore[union-attr]
-                settings.append(Setting(target.id, f"--{target.id}", value))
-    return []
-
-
-def _is_configurator(node: ast.stmt) -> bool:
-    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
-        return False
-    call = node.value
-    if not (isinstance(call.func, ast.Name) and call.func.id == "exec"):
-        return False
-    return any(
-        isinstance(inner, ast.Call) and getattr(inner.func, "id", "") == "open"
-        for inner in ast.walk(call)
-    )
-
-
-def argparse_settings(tree: ast.Module) -> list[Setting]:
-    """Every ``add_argument`` of the module, by its dest."""
-    settings = []
-    for call in ast.walk(tree):
-        if not (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and call.func.attr == "add_argument"
-        ):
-            continue
-        setting = _argument(call)
-        if setting is not None:
-            settings.append(setting)
-    return settings
-
-
-def _argument(call: ast.Call) -> Setting | None:
-    names = [literal(arg) for arg in call.args]
-    strings = [name for name in names if isinstance(name, str)]
-    options = [name for name in strings if name.startswith("--")]
-    keywords = {keyword.arg: keyword.value for keyword in call.keywords}
-    if not strings:
-        return None
-    if not any(name.startswith("-") for name in strings):  # positional: required
-        return Setting(strings[0], strings[0], required=True)
-    if not options:
-        return None
-    dest = literal(keywords.get("dest"))
-    name = dest if isinstance(dest, str) else options[0][2:].replace("-", "_")
-    action = keywords.get("action")
-    kind = "value"
-    if isinstance(action, ast.Constant) and action.value in (
-        "store_true",
-        "store_false",
-    ):
-        kind = action.value
-    elif action is not None and _dotted_end(action) == "BooleanOptionalAction":
-        kind = "optional"
-    elif action is not None or _dotted_end(keywords.get("type")) == "bool":
-        return None  # type=bool takes "False" as True: nothing to propose
-    default = literal(keywords["default"]) if "default" in keywords else None
-    if kind in ("store_true", "store_false") and "default" not in keywords:
-        default = kind == "store_false"
-    choices = literal(keywords.get("choices"))
-    required = literal(keywords.get("required")) is True
-    return Setting(
-        name,
-        options[0],
-        default,
-        kind,
-        tuple(choices) if isinstance(choices, (list, tuple)) else None,
-        required,
-    )
-
-
-def _dotted_end(node: ast.expr | None) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    return ""
-
-
-def dataclass_settings(tree: ast.Module) -> list[Setting]:
-    """The fields of a dataclass the script parses from its command line."""
-    classes = {
-        node.name: node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
-    }
-    settings: list[Setting] = []
-    for call in ast.walk(tree):
-        if not isinstance(call, ast.Call) or _dotted_end(call.func) not in PARSERS:
-            continue
-        tyro = _dotted(call.func) == "tyro.cli"
-        for arg in call.args:
-            parsed = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]
-            for item in parsed:
-                node = classes.get(_dotted_end(item))
-                if node is not None and _is_dataclass(node):
-                    settings += _fields(node, tyro)
-    return settings
-
-
-def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return node.id if isinstance(node, ast.Name) else ""
-
-
-def _is_dataclass(node: ast.ClassDef) -> bool:
-    return any(
-        _dotted_end(d.func if isinstance(d, ast.Call) else d) == "dataclass"
-        for d in node.decorator_list
-    )
-
-
-def _fields(node: ast.ClassDef, tyro: bool) -> list[Setting]:
-    """Fields with defaults; tyro spells them with hyphens and booleans as flags."""
-    settings = []
-    for item in node.body:
-        if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
-            continue
-        value = item.value
-        if isinstance(value, ast.Call) and _dotted_end(value.func) == "field":
-            value = next((k.value for k in value.keywords if k.arg == "default"), None)
-        name = item.target.id
-        default = literal(value)
-        option = f"--{name.replace('_', '-')}" if tyro else f"--{name}"
-        boolean = tyro and _dotted_end(item.annotation) == "bool"
-        settings.append(
-            Setting(name, option, default, "optional" if boolean else "value")
-        )
-    return settings
