@@ -163,6 +163,17 @@ def string_list(value: Any, path: str) -> list[str]:
     return list(value)
 
 
+def argument_list(value: Any, path: str) -> list[str]:
+    """A command line as an array, one string per argument: a lone string, which a
+    shell would split and mlsmoke would not, is refused."""
+    if isinstance(value, str):
+        raise ConfigError(
+            f"{path}: expected an array of strings, one per argument, such as"
+            f' ["--device=cpu", "--compile=False"]; got the string {value!r}'
+        )
+    return string_list(value, path)
+
+
 def positive_int(value: Any, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ConfigError(f"{path}: expected a positive integer, got {value!r}")

@@ -103,6 +103,8 @@ def test_a_project_optimizer_keeps_its_own_lr(tmp_path):
          "tool.mlsmoke.overfit.device: expected"),
         (f'[tool.mlsmoke.overfit]\n{GATE}watch = [1]\n',
          "tool.mlsmoke.overfit.watch: expected an array of strings"),
+        ('[tool.mlsmoke.overfit]\nscript = "train.py"\nargs = "--device=cpu --n=2"\n',
+         "tool.mlsmoke.overfit.args: expected an array of strings, one per argument"),
         (f"[tool.mlsmoke.overfit]\n{GATE}[tool.mlsmoke.overfit.tiers.pr]\nlr = 1\n",
          "tool.mlsmoke.overfit.tiers.pr.lr: unknown key"),
         (f"[tool.mlsmoke.overfit.a]\n{GATE}seed = -1\n",

@@ -67,6 +67,10 @@ def test_a_configured_script_that_does_not_exist_names_the_key(
         ('script = "train.py"\nsteps = 3\n', "tool.mlsmoke.profile.steps: unknown key"),
         ('script = "../train.py"\n', "tool.mlsmoke.profile.script: expected a path"),
         ('script = "train.py"\nargs = 3\n', "tool.mlsmoke.profile.args: expected"),
+        (
+            'script = "train.py"\nargs = "--device=cpu"\n',
+            "tool.mlsmoke.profile.args: expected an array of strings, one per argument",
+        ),
     ],
 )
 def test_a_bad_profile_table_names_its_key(

@@ -17,7 +17,9 @@ SCHEMA = {
     "script": config.Key(
         script_path, help="the training script to profile, e.g. train.py"
     ),
-    "args": config.Key(config.string_list, help="the script's command-line arguments"),
+    "args": config.Key(
+        config.argument_list, help="the script's command-line arguments"
+    ),
 }
 
 

@@ -115,7 +115,7 @@ GATE_SCHEMA: dict[str, Key] = {
     "script": Key(
         script_path, help="the training script the gate runs, see docs/script-mode.md"
     ),
-    "args": Key(config.string_list, help="the script's command-line arguments"),
+    "args": Key(config.argument_list, help="the script's command-line arguments"),
     "pin": Key(factory_spec, help="module:function whose first batch is pinned"),
     "accumulate": Key(config.positive_int),
     "train-mode": Key(
