@@ -107,12 +107,14 @@ def reads_the_model(suite: suite_file.Suite) -> bool:
 
 
 def _model_note(observed: Observed, settings: ExpectSettings) -> None:
-    raised = (observed.model or {}).get("raised")
-    if raised:
+    """Say why the model gave no width; a forward that raised after meeting them
+    (a target past the width makes the loss raise) is the bug the check names."""
+    probed = observed.model or {}
+    if probed.get("raised") and not probed.get("meetings"):
         print(
             f"expect: note: {settings.model}'s forward on the first batch raised"
-            f" {raised}; the widths met before it are used, the recorded ones for"
-            " the rest",
+            f" {probed['raised']} before any loss or embedding call: no width"
+            " from the model (a check uses the recorded ones)",
             file=sys.stderr,
         )
 
