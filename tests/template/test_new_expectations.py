@@ -60,6 +60,8 @@ def test_new_keeps_the_template_suite_without_torch(
         < out.index(step)
         < out.index("  pytest && ")
     )
+    setup = (tmp_path / "tiny-net" / "README.md").read_text().split("```")[1]
+    assert setup.index("pip install -e") < setup.index("mlsmoke expect --record")
     suite.unlink()
     recorded = subprocess.run(
         [sys.executable, "-m", "mlsmoke", "expect", "--record"],
