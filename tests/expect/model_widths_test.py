@@ -126,3 +126,21 @@ def test_no_false_alarm_over_seeds_and_batch_sizes(suites):
                 runs += 1
     assert runs == 30
     assert alarms == Counter(), f"{sum(alarms.values())} false alarms in {runs} runs"
+
+
+def test_a_lightning_module_is_probed_through_its_training_step():
+    lightning = pytest.importorskip("lightning")
+    import torch.nn.functional as F
+
+    class Module(lightning.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = models.ImageClassifier().head
+
+        def training_step(self, batch, batch_index):
+            pixels, labels = batch
+            return F.cross_entropy(self.net(pixels.flatten(1)), labels)
+
+    found = infer(observed(loaders.images(), Module))
+    bounds = {(e["kind"], e["field"], e.get("outputs")) for e in found}
+    assert ("class_ids", "[1]", 10) in bounds
