@@ -27,7 +27,9 @@ from cookiecutter.main import cookiecutter
 from benchmarks.report import Section
 from mlsmoke.expect.checking import check
 from mlsmoke.expect.draw import draw_batches
+from mlsmoke.expect.kinds import MODEL_KINDS
 from mlsmoke.expect.kinds.base import Observed
+from mlsmoke.expect.model_probe import probe_model
 from mlsmoke.expect.observe import observe_batch
 from mlsmoke.expect.record import infer
 from mlsmoke.expect.suite_file import Suite
@@ -53,6 +55,22 @@ def token_loader(seed: int = 0, batch: int = 12, block: int = 64):
     return get_batch
 
 
+class TokenModel(torch.nn.Module):
+    """nanoGPT's ends, no blocks: token embedding, head, ``(logits, loss)``."""
+
+    def __init__(self, vocab: int = 65, width: int = 64) -> None:
+        super().__init__()
+        self.wte = torch.nn.Embedding(vocab, width)
+        self.lm_head = torch.nn.Linear(width, vocab)
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor):
+        logits = self.lm_head(self.wte(idx))  # (B, T, V)
+        loss = torch.nn.functional.cross_entropy(
+            logits.view(-1, logits.size(-1)), targets.view(-1)
+        )
+        return logits, loss
+
+
 def run(quick: bool) -> Section:
     torch.set_num_threads(1)
     repeats = 3 if quick else 9
@@ -64,6 +82,7 @@ def run(quick: bool) -> Section:
         sys.path.insert(0, str(project / "src"))
         try:
             from spiral_classifier.data import train_loader
+            from spiral_classifier.model import build_model
             from spiral_classifier.recipe import TrainConfig
         finally:
             sys.path.remove(str(project / "src"))
@@ -71,12 +90,15 @@ def run(quick: bool) -> Section:
             "template loader (64 x 2 floats, labels)": train_loader,
             "token loader (12 x 64 ids, shifted targets)": token_loader(),
         }
+        models = [build_model, TokenModel]
         overheads = []
-        for label, factory in workloads.items():
-            figures = _in_process(factory, repeats)
-            overheads.append(figures["check"])
-            rows.append([label, *(f"{figures[k] * 1000:.1f} ms" for k in
-                                  ("load", "record", "check"))])  # fmt: skip
+        for (label, factory), model in zip(workloads.items(), models):
+            for with_model in (None, model):
+                figures = _in_process(factory, repeats, with_model)
+                overheads.append(figures["check"])
+                named = f"{label}{', the model' if with_model else ''}"
+                rows.append([named, *(f"{figures[k] * 1000:.1f} ms" for k in
+                                      ("load", "record", "check"))])  # fmt: skip
         variants = {
             "template": lambda seed, size: lambda: train_loader(
                 TrainConfig(seed=seed, batch_size=size)
@@ -102,7 +124,8 @@ def run(quick: bool) -> Section:
     notes += [
         f"in one process, torch threads: 1; median of {repeats}; {BATCHES} batches."
         " load: drawing them from the loader; record and check: beyond loading"
-        " (observing the batches, then inferring or checking)",
+        " (observing the batches, then inferring or checking); ', the model' rows"
+        " also build the model and run one forward of its loss for its widths",
         f"check overhead beyond loading: at most {max(overheads) * 1000:.1f} ms"
         f" (target {OVERHEAD_TARGET * 1000:.0f} ms):"
         f" {'met' if max(overheads) <= OVERHEAD_TARGET else 'MISSED'}",
@@ -121,7 +144,12 @@ def run(quick: bool) -> Section:
     )
 
 
-def _in_process(factory: Callable[[], Any], repeats: int) -> dict[str, float]:
+def _in_process(
+    factory: Callable[[], Any], repeats: int, model: Callable[[], Any] | None
+) -> dict[str, float]:
+    """Record and check; with ``model``, each also builds it and runs one forward of
+    its loss on the first batch for its widths, as the command does when the gate
+    names a model."""
     loads, records, checks = [], [], []
     suite = None
     for _ in range(repeats):
@@ -130,15 +158,25 @@ def _in_process(factory: Callable[[], Any], repeats: int) -> dict[str, float]:
             batches = draw_batches(factory, BATCHES, "bench")
         loads.append(time.perf_counter() - started)
         started = time.perf_counter()
-        observed = Observed([observe_batch(batch) for batch in batches])
+        observed = _observed(batches, model)
         suite = Suite(Path("expectations.json"), infer(observed), 2.0)
         records.append(time.perf_counter() - started)
+        assert model is None or any(
+            e["kind"] in MODEL_KINDS for e in suite.expectations
+        )
         started = time.perf_counter()
-        failures = check(suite, Observed([observe_batch(b) for b in batches]))
+        failures = check(suite, _observed(batches, model))
         checks.append(time.perf_counter() - started)
         assert failures == [], failures
     return {"load": statistics.median(loads), "record": statistics.median(records),
             "check": statistics.median(checks)}  # fmt: skip
+
+
+def _observed(batches: list[Any], model: Callable[[], Any] | None) -> Observed:
+    found = Observed([observe_batch(batch) for batch in batches])
+    if model is not None:
+        found.model = probe_model(model, None, batches[0], 0)
+    return found
 
 
 def _false_alarms(

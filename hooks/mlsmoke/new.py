@@ -168,9 +168,11 @@ def next_steps(
     source: HookSource | None = None,
     torch: Sequence[str] | None = None,
     notes: Sequence[str] = (),
+    record: bool = False,
 ) -> str:
     """What to do next; ``torch``: the steps that make .venv and install torch
-    (``torch_source.py``; online ones by default); ``notes``: what was done."""
+    (``torch_source.py``; online ones by default); ``notes``: what was done;
+    ``record``: the suite is still the template's, to record once torch is in .venv."""
     version = str(answers.get("torch_version", "2.13.0"))
     hooks = [f"mlsmoke's hooks: {source.repo} at {source.rev}"] if source else []
     torch = torch if torch is not None else torch_steps(version, False, [], None)
@@ -183,6 +185,11 @@ def next_steps(
             f"  cd {project}",
             *(f"  {step}" for step in torch),
             '  pip install -e ".[dev]" && pre-commit install',
+            *(
+                ["  mlsmoke expect --record   # expectations.json, with .venv's torch"]
+                if record
+                else []
+            ),
             "  pytest && git add -A && git commit -m 'Start from mlsmoke new'",
         ]
     )
@@ -222,7 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     recorded = record_expectations(project)
     version = str(answers.get("torch_version", "2.13.0"))
     torch = local_torch_steps(version, args.offline)
-    print(next_steps(project, answers, source, torch, [recorded.message]))
+    print(
+        next_steps(
+            project, answers, source, torch, [recorded.message], not recorded.recorded
+        )
+    )
     return 0
 
 

@@ -38,8 +38,7 @@ def record_expectations(project: Path) -> Outcome:
         return Outcome(
             False,
             f"{suite.name}: the template's (no interpreter with torch here to record"
-            " it; once the project's environment has torch, `mlsmoke expect --record`"
-            " records it with that torch)",
+            " it; `mlsmoke expect --record` below records it with the project's torch)",
         )
     ran = subprocess.run(
         [sys.executable, "-m", "mlsmoke", "expect", "--record"],

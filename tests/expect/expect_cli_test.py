@@ -165,3 +165,41 @@ def test_the_gate_batch_is_the_default(project, capsys):
     )
     code, out = run(capsys, "--record")
     assert code == 0 and "recorded" in out
+
+
+MODEL = (
+    "import expect_models\n\n\ndef build():\n"
+    "    open('built', 'a').close()\n"
+    "    return expect_models.ImageClassifier(classes={classes})\n"
+)
+
+
+def test_the_gate_model_bounds_the_class_ids(project, capsys):
+    shutil.copy(HERE / "expect_models.py", project)
+    model = project / "model.py"
+    model.write_text(MODEL.format(classes=10))
+    with (project / "pyproject.toml").open("a") as pyproject:
+        pyproject.write('\n[tool.mlsmoke.overfit]\nmodel = "model:build"\n')
+    code, out = run(capsys, "--record")
+    assert code == 0 and "recorded 14 expectations" in out
+    suite = json.loads((project / "expectations.json").read_text())
+    (bound,) = [e for e in suite["expectations"] if e["kind"] == "class_ids"]
+    assert (bound["field"], bound["outputs"]) == ("[1]", 10)
+    assert run(capsys)[0] == 0
+    model.write_text(MODEL.format(classes=8))  # the model's file: no cached pass
+    code, out = run(capsys)
+    assert code == 1, out
+    assert "[1]: class_ids: expected below 8" in out
+    assert (
+        "likely: class ids reach 9, the model has 8 outputs: its head narrowed" in out
+    )
+
+
+def test_a_suite_without_model_bounds_never_builds_the_model(project, capsys):
+    shutil.copy(HERE / "expect_models.py", project)
+    run(capsys, "--record")  # no model configured yet: no bound recorded
+    (project / "model.py").write_text(MODEL.format(classes=10))
+    with (project / "pyproject.toml").open("a") as pyproject:
+        pyproject.write('\n[tool.mlsmoke.overfit]\nmodel = "model:build"\n')
+    assert run(capsys, "--no-cache")[0] == 0
+    assert not (project / "built").exists()

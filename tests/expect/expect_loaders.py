@@ -45,9 +45,9 @@ def images(
     return DataLoader(dataset, batch_size=batch, shuffle=shuffle, generator=order)
 
 
-def _text(seed: int = 99) -> torch.Tensor:
+def _text(seed: int = 99, vocab: int = VOCAB) -> torch.Tensor:
     return torch.randint(
-        0, VOCAB, (4096,), generator=torch.Generator().manual_seed(seed)
+        0, vocab, (4096,), generator=torch.Generator().manual_seed(seed)
     )
 
 
@@ -57,10 +57,11 @@ def token_windows(
     shift: int = 1,
     block: int = BLOCK,
     refactor: bool = False,
+    vocab: int = VOCAB,
 ):
     """nanoGPT's get_batch: random windows of a token stream, the target the input
-    moved by ``shift`` (0: the shift lost)."""
-    data, generator = _text(), torch.Generator().manual_seed(seed)
+    moved by ``shift`` (0: the shift lost); ``vocab``: another tokenizer's."""
+    data, generator = _text(vocab=vocab), torch.Generator().manual_seed(seed)
 
     def get_batch():
         ix = torch.randint(len(data) - block - 1, (batch,), generator=generator)

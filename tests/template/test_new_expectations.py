@@ -4,6 +4,7 @@ torch, and keeps the template's, saying so, without one."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,7 @@ def test_new_records_the_suite_where_torch_is(
         f"expectations.json: recorded from the project's loader with {sys.executable},"
         " the same as the template's\n" in out
     ), out
+    assert "mlsmoke expect --record" not in out  # nothing left to record
     project = tmp_path / "tiny-net"
     assert (project / "expectations.json").read_text() == shipped_for("tiny_net")
     assert not list(project.rglob("__pycache__"))
@@ -46,10 +48,30 @@ def test_new_keeps_the_template_suite_without_torch(
     out = capsys.readouterr().out
     assert (
         "expectations.json: the template's (no interpreter with torch here to record"
-        " it; once the project's environment has torch, `mlsmoke expect --record`"
-        " records it with that torch)\n" in out
+        " it; `mlsmoke expect --record` below records it with the project's torch)\n"
+        in out
     ), out
     suite = tmp_path / "tiny-net" / "expectations.json"
+    assert suite.read_text() == shipped_for("tiny_net")
+    # The step, once the environment has torch (this interpreter stands for .venv).
+    step = "  mlsmoke expect --record   # expectations.json, with .venv's torch\n"
+    assert (
+        out.index('pip install -e ".[dev]"')
+        < out.index(step)
+        < out.index("  pytest && ")
+    )
+    setup = (tmp_path / "tiny-net" / "README.md").read_text().split("```")[1]
+    assert setup.index("pip install -e") < setup.index("mlsmoke expect --record")
+    suite.unlink()
+    recorded = subprocess.run(
+        [sys.executable, "-m", "mlsmoke", "expect", "--record"],
+        cwd=tmp_path / "tiny-net",
+        env={**os.environ, "MLSMOKE_PYTHON": sys.executable, "MLSMOKE_WORKER": "0"},
+        capture_output=True,
+        text=True,
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    assert "expect: recorded 14 expectations from 4 batches" in recorded.stdout
     assert suite.read_text() == shipped_for("tiny_net")
 
 

@@ -54,4 +54,4 @@ def test_the_template_suite_reads_for_any_package_name(tmp_path: Path) -> None:
     assert "{{ cookiecutter.package_name }}" in text
     rendered = tmp_path / "expectations.json"
     rendered.write_text(text.replace("{{ cookiecutter.package_name }}", "pkg"))
-    assert len(suite_file.read(rendered).expectations) == 13
+    assert len(suite_file.read(rendered).expectations) == 14

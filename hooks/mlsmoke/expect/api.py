@@ -21,7 +21,9 @@ from mlsmoke.expect import suite_file
 from mlsmoke.expect.checking import check as check_suite
 from mlsmoke.expect.kinds.base import Failure, Observed
 from mlsmoke.expect.report import verdict
-from mlsmoke.expect.session import read_batches
+from mlsmoke.expect.model_probe import probe_model
+from mlsmoke.expect.observe import observe_batch
+from mlsmoke.expect.session import drawn, read_batches
 from mlsmoke.expect.settings import DEFAULT_BATCHES
 
 
@@ -32,10 +34,14 @@ def check(
     validation: Any = None,
     batches: int = DEFAULT_BATCHES,
     seed: int = 0,
+    model: Callable[[], Any] | None = None,
+    loss: Callable[[Any, Any], Any] | None = None,
 ) -> list[Failure]:
-    """Check ``batches`` batches of ``loader`` against the suite; [] when all held."""
+    """Check ``batches`` batches of ``loader`` against the suite; [] when all held.
+    ``model`` (and ``loss``): the gate's callables, whose widths class ids and token
+    ids are checked against; without them, the widths recorded in the suite."""
     recorded = suite_file.read(Path(suite))
-    observed = observe(loader, validation, batches, seed)
+    observed = observe(loader, validation, batches, seed, model, loss)
     failures = check_suite(recorded, observed)
     if failures:
         raise AssertionError(
@@ -49,8 +55,18 @@ def check(
     return failures
 
 
-def observe(loader: Any, validation: Any, batches: int, seed: int) -> Observed:
-    found = Observed(read_batches(_factory(loader), batches, seed, "loader"))
+def observe(
+    loader: Any,
+    validation: Any,
+    batches: int,
+    seed: int,
+    model: Callable[[], Any] | None = None,
+    loss: Callable[[Any, Any], Any] | None = None,
+) -> Observed:
+    drawn_batches = drawn(_factory(loader), batches, seed, "loader")
+    found = Observed([observe_batch(batch) for batch in drawn_batches])
+    if model is not None and drawn_batches:
+        found.model = probe_model(model, loss, drawn_batches[0], seed)
     if validation is not None:
         found.validation = read_batches(
             _factory(validation), batches, seed, "validation"

@@ -12,6 +12,7 @@ the warm worker when there is one, and a cached pass starts nothing.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from mlsmoke.job_imports import EXPECT, EXPECT_JOB
 from mlsmoke.expect import suite_file
 from mlsmoke.expect.cache import CacheNotWritten, PassCache, check_key
 from mlsmoke.expect.checking import check
+from mlsmoke.expect.kinds import MODEL_KINDS
 from mlsmoke.expect.kinds.base import Observed
 from mlsmoke.expect.merge import merge
 from mlsmoke.expect.record import FACTOR, infer
@@ -68,6 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = load_settings(root)
     suite_path = root / settings.suite
     suite = None if args.record else suite_file.read(suite_path)
+    if suite is not None and not reads_the_model(suite):
+        settings = dataclasses.replace(settings, model=None, loss=None)
     configured = configured_python(root, "expect", settings.python)
     candidates = project_candidates(root, configured)
     cache, key = PassCache(root), None
@@ -82,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.time()
     outcome = read_in_project(root, settings, candidates, args.verbose)
     observed = Observed(**outcome["observed"])
+    _model_note(observed, settings)
     if suite is None:
         return _record(suite_path, settings, observed)
     failures = check(suite, observed)
@@ -92,6 +97,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     _store(cache, key, outcome["sources"], root, started, len(suite.expectations))
     return 0
+
+
+def reads_the_model(suite: suite_file.Suite) -> bool:
+    """Whether checking ``suite`` needs the model's widths: only then is it built."""
+    return any(
+        e["kind"] in MODEL_KINDS and not e.get("off") for e in suite.expectations
+    )
+
+
+def _model_note(observed: Observed, settings: ExpectSettings) -> None:
+    """Say why the model gave no width; a forward that raised after meeting them
+    (a target past the width makes the loss raise) is the bug the check names."""
+    probed = observed.model or {}
+    if probed.get("raised") and not probed.get("meetings"):
+        print(
+            f"expect: note: {settings.model}'s forward on the first batch raised"
+            f" {probed['raised']} before any loss or embedding call: no width"
+            " from the model (a check uses the recorded ones)",
+            file=sys.stderr,
+        )
 
 
 def read_in_project(

@@ -140,3 +140,41 @@ def class_ids_past_width(width: int, seen_low: int, seen_high: int) -> str:
         "the label field no longer marks each sample's class id (built from other"
         " labels, or the two fields shuffled apart)"
     )
+
+
+def class_ids_past_outputs(outputs: int, recorded: int, low: int, high: int) -> str:
+    """For class ids at or past the number of the model's outputs."""
+    seen = f"class ids reach {high}, the model has {outputs} outputs"
+    if outputs < recorded:
+        return (
+            f"{seen}: its head narrowed (recorded with {recorded}); num_classes or"
+            " the head's out_features changed"
+        )
+    if high == outputs and low >= 1:
+        return f"{seen}: labels are 1-based (0-based was recorded)"
+    return f"{seen}: classes added to the data but not to the model's head"
+
+
+def token_ids_past_vocabulary(rows: int, recorded: int, low: int, high: int) -> str:
+    """For token ids at or past the rows of the embedding they are looked up in."""
+    seen = f"token ids reach {high}, the embedding has {rows} rows"
+    if rows < recorded:
+        return (
+            f"{seen}: the model's vocabulary shrank (recorded with {recorded});"
+            " vocab_size changed in its config"
+        )
+    return (
+        f"{seen}: the tokenizer's vocabulary outgrew the model's (tokens added"
+        " without resizing the embedding, or another tokenizer)"
+    )
+
+
+def target_width_change(outputs: int, recorded: int, columns: int | None) -> str:
+    """For a per-class target no longer as wide as the model's outputs."""
+    seen = f"the target has {columns} columns, the model has {outputs} outputs"
+    if outputs != recorded:
+        return (
+            f"{seen}: the model's head changed (recorded with {recorded});"
+            " num_classes or the head's out_features changed"
+        )
+    return f"{seen}: the target's classes changed (a class list, or num_classes)"

@@ -10,6 +10,8 @@
 
 ``batch`` and ``validation`` are the gate's factories: a callable returning a
 DataLoader, a LightningDataModule, any iterable of batches, or one batch per call.
+The gate's ``model`` and ``loss`` (``[tool.mlsmoke.overfit]``), when it sets them, give
+the widths that class ids and token ids must stay below (``model_probe.py``).
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ class ExpectSettings:
     timeout: float = DEFAULT_TIMEOUT
     python: str | None = None
     batch_key: str = f"{TABLE}.batch"  # where ``batch`` came from, for messages
+    model: str | None = None  # the gate's model and loss callables
+    loss: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,7 +113,14 @@ def load_settings(root: Path) -> ExpectSettings:
         timeout=parsed["timeout"],
         python=python,
         batch_key=batch_key,
+        model=_gate_spec(root, "model"),
+        loss=_gate_spec(root, "loss"),
     )
+
+
+def _gate_spec(root: Path, key: str) -> str | None:
+    shared = gate_factory(root, key)
+    return shared[0] if shared else None
 
 
 def _gate_batch(root: Path) -> tuple[str, str]:

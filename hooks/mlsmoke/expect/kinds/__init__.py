@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from mlsmoke.expect.kinds import (
+    class_ids,
     constant_feature,
     distinct_classes,
     dtype,
@@ -19,6 +20,8 @@ from mlsmoke.expect.kinds import (
     presence,
     shape,
     shifted_target,
+    target_width,
+    token_ids,
     value_range,
 )
 
@@ -36,9 +39,16 @@ KINDS: dict[str, ModuleType] = {
         mask_covers,
         shifted_target,
         label_width,
+        class_ids,
+        token_ids,
+        target_width,
         distinct_classes,
         duplicates,
         constant_feature,
         leakage,
     )
 }
+
+# The kinds whose check reads the model's widths (``model_probe.py``): a suite without
+# them never builds the model.
+MODEL_KINDS = (class_ids.KIND, token_ids.KIND, target_width.KIND)

@@ -20,10 +20,12 @@ BATCH = "(batch)"  # the "field" of expectations about whole samples
 @dataclass
 class Observed:
     """The figures of the batches read (``observe.observe_batch``), training and
-    validation."""
+    validation, and the model's widths where the fields met them
+    (``model_probe.probe_model``; None when no model was probed)."""
 
     batches: list[dict[str, Any]]
     validation: list[dict[str, Any]] = field(default_factory=list)
+    model: dict[str, Any] | None = None
 
     def field_names(self) -> list[str]:
         names: dict[str, None] = {}
