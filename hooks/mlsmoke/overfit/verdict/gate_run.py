@@ -41,8 +41,9 @@ class GateRun:
     def probe(self, **overrides: Any) -> Evidence:
         """Train again with the same factories; ``overrides`` are train()'s keywords,
         ``model_factory`` (a variant of the model, e.g. without dropout) and
-        ``optimizer_factory`` (a variant of the recipe, e.g. without weight decay)
-        and ``cpu_seconds`` (this probe's own share of the CPU budget).
+        ``optimizer_factory`` (a variant of the recipe, e.g. without weight decay),
+        ``loss_fn`` (a variant of the loss, e.g. without its regularizer) and
+        ``cpu_seconds`` (this probe's own share of the CPU budget).
 
         The target defaults to the main run's absolute target, so that a float64 or
         lower-lr probe is judged by the same bar. lr probes pass ``lr_scale``: it
@@ -60,6 +61,7 @@ class GateRun:
         }
         model_factory = overrides.pop("model_factory", self.model_factory)
         optimizer_factory = overrides.pop("optimizer_factory", self.optimizer_factory)
+        loss_fn = overrides.pop("loss_fn", self.loss_fn)
         deadline = diagnosis_budget.earliest(
             self.cpu_deadline, overrides.pop("cpu_seconds", None)
         )
@@ -71,7 +73,7 @@ class GateRun:
         evidence = self.trainer(
             model_factory,
             self.batch_factory,
-            self.loss_fn,
+            loss_fn,
             optimizer_factory,
             **options,
         )
