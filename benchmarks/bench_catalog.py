@@ -10,8 +10,10 @@ by design in ways a naive rule takes for bugs, and real bugs of the same familie
 Each case runs through the gate on the CPU at the commit tier, probes, interventions
 and checks included, so the seconds are what a failing commit costs; the summary
 gives the slowest failing case (a target: under 10 s), by the clock and by the
-process's CPU time (what the machine's load cannot inflate), and how many passing
-cases ran an intervention (interventions run only after a failure: none should).
+process's CPU time (what the machine's load cannot inflate; it counts every torch
+thread, and the summary gives their number), against the bound the gate keeps by
+design (``diagnosis_budget.py``), and how many passing cases ran an intervention
+(interventions run only after a failure: none should).
 Each catalog gives a summary row, a confusion matrix (expected code x code given) and
 one row per case.
 ``--quick`` runs one case per expected code and warning, and skips the library and
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from benchmarks.machine import load_average
 from benchmarks.report import Section
+from mlsmoke.overfit.verdict import diagnosis_budget
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -51,6 +54,7 @@ SUMMARY_COLUMNS = [
     "slowest case",
     "slowest failing case",
     "slowest failing case, CPU",
+    "torch threads",
     "passes that ran an intervention",
     "whole catalog",
 ]
@@ -90,16 +94,23 @@ def run(quick: bool) -> Section:
         ("library", selected(library.CASES, quick, PROBE_FREE), run_library_case),
         ("families", selected(families.CASES, quick, PROBE_FREE), run_library_case),
     ]
-    rows, notes, tables = [], [], []
+    rows, tables = [], []
+    notes = [f"load average at the start: {load_average()}"]
     for name, chosen, runner in catalogs:
         outcomes = run_all(chosen, runner)
         rows.append(summary_row(name, outcomes))
         notes += misses(name, outcomes)
         tables.append(confusion(f"{name}: expected code x code given", outcomes))
         tables.append(Section(f"{name}: every case", CASE_COLUMNS, case_rows(outcomes)))
-    if not notes:
+    if len(notes) == 1:
         notes.append("every case got its expected code and warnings")
     notes.append(f"load average at the end: {load_average()}")
+    notes.append(
+        "a failing gate's run, probes and interventions take at most"
+        f" {diagnosis_budget.FAILING_GATE_CPU_SECONDS:g} s of CPU time together (or"
+        f" {diagnosis_budget.RUN_MULTIPLE:g} x a longer run's own time after it), by"
+        " design; the clock adds whatever the machine's load does"
+    )
     return Section(TITLE, SUMMARY_COLUMNS, rows, notes, tables)
 
 
@@ -154,6 +165,7 @@ def summary_row(name: str, outcomes: list[Outcome]) -> list[object]:
         f"{slowest.seconds:.1f} s ({slowest.case.name})",
         _slowest_failing(slowest_failing, "seconds"),
         _slowest_failing(costliest_failing, "cpu_seconds"),
+        ", ".join(str(n) for n in sorted({o.threads for o in outcomes})),
         f"{intervened}/{len(passes)}",
         f"{sum(o.seconds for o in outcomes):.0f} s",
     ]

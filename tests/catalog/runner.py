@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import torch
+
 from mlsmoke.overfit import api
 from mlsmoke.overfit.gate import run_gate
 from mlsmoke.overfit.verdict.result import Result
@@ -20,6 +22,7 @@ class Outcome:
     seconds: float  # the whole gate: training, probes, checks
     cpu_seconds: float  # the same, in this process's CPU time: what load cannot inflate
     probe_steps: list[int]  # optimizer steps of each probe re-run
+    threads: int = 1  # torch's intra-op threads the case ran on (CPU time counts all)
 
     @property
     def code(self) -> str:
@@ -90,4 +93,5 @@ def run_case(case: Case, tier: str = "commit") -> Outcome:
     seconds = time.perf_counter() - started
     cpu_seconds = time.process_time() - cpu_started
     probes = [] if run is None else [probe.steps for probe in run.probes]
-    return Outcome(case, result, seconds, cpu_seconds, probes)
+    threads = torch.get_num_threads()
+    return Outcome(case, result, seconds, cpu_seconds, probes, threads)

@@ -57,3 +57,51 @@ def adamw(weight_decay: float):
         return torch.optim.AdamW(parameters, lr=5e-3, weight_decay=weight_decay)
 
     return build
+
+
+class SquashingRegressor(nn.Module):
+    """The head's output squashed by a call in forward, not by a module."""
+
+    def __init__(self, squash) -> None:
+        super().__init__()
+        self.body = regressor(None)
+        self.squash = squash
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.squash(self.body(x))  # (B, 1)
+
+
+def regressor_calling_sigmoid() -> nn.Module:
+    return SquashingRegressor(torch.sigmoid)
+
+
+def regressor_calling_tanh() -> nn.Module:
+    return SquashingRegressor(lambda out: out.tanh())
+
+
+class MixtureHead(nn.Module):
+    """Mixture weights over K components, through F.softmax, fitted by MSE."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = nn.Sequential(nn.Linear(FEATURES, HIDDEN), nn.ReLU())
+        self.weights = nn.Linear(HIDDEN, COMPONENTS)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.softmax(self.weights(self.net(x)), dim=-1)  # (B, K)
+
+
+COMPONENTS = 4
+
+
+def component_scores() -> tuple[torch.Tensor, torch.Tensor]:
+    """Standardized scores per component: outside a softmax's [0, 1]."""
+    x = torch.randn(SAMPLES, FEATURES, generator=_generator(1))
+    return x, torch.randn(SAMPLES, COMPONENTS, generator=_generator(3)) * 1.5
+
+
+def component_shares() -> tuple[torch.Tensor, torch.Tensor]:
+    """Shares per component, each row summing to 1: a softmax's own range."""
+    x, scores = component_scores()
+    return x, torch.softmax(scores, dim=-1)

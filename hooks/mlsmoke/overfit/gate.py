@@ -15,6 +15,7 @@ from mlsmoke.overfit.training.adapters.plan import Adapted, adapt
 from mlsmoke.overfit.training.callables import unbound_call
 from mlsmoke.overfit.training.device import resolve_device
 from mlsmoke.overfit.training.engine import StepCallback, train
+from mlsmoke.overfit.verdict import diagnosis_budget
 from mlsmoke.overfit.verdict.checks import run_checks
 from mlsmoke.overfit.verdict.diagnoses import diagnose
 from mlsmoke.overfit.training.evidence import (
@@ -157,6 +158,7 @@ def run_gate(
         from mlsmoke.overfit.script_gate import run_script_gate
 
         return run_script_gate(settings, on_step, deadline)
+    started = diagnosis_budget.cpu_now()
     trainer = train if ranks is None else ranks.trainer
     trainer = trainer if deadline is None else _within(deadline, trainer)
     try:
@@ -191,10 +193,15 @@ def run_gate(
         build_optimizer,
         trainer,
     )
+    after_run = diagnosis_budget.cpu_now()
+    if ranks is None:  # ranks agree on every probe's steps: no per-process budget
+        run.cpu_deadline = diagnosis_budget.deadline_after_run(started)
     diagnosis = mention_timeout(diagnose(run), evidence, settings)
     result = result_of(settings, evidence, diagnosis, run_checks(run))
     result.notes = adapted.run_notes() + _lr_notes(settings, adapted.module_lr)
     result.notes += run.notes + _step_notes(step, run)
+    if run.probes and run.cpu_deadline is not None:
+        result.notes.append(diagnosis_budget.note(after_run, run.cpu_deadline))
     result.recipe = recipe_label(settings, evidence)
     return result, run
 

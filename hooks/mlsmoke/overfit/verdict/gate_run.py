@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mlsmoke.overfit.training.evidence import Evidence
+from mlsmoke.overfit.verdict import diagnosis_budget
 
 if TYPE_CHECKING:
     from mlsmoke.overfit.process.settings import GateSettings
@@ -33,11 +34,16 @@ class GateRun:
     notes: list[str] = field(default_factory=list)
     # The main run's model after training, where the run keeps it (script mode).
     trained_model: Callable[[], Any] | None = None
+    # The CPU time (diagnosis_budget.cpu_now()) by which every probe ends; None: no
+    # shared budget (script mode, ranks: their probes are bounded by the clock).
+    cpu_deadline: float | None = None
 
     def probe(self, **overrides: Any) -> Evidence:
         """Train again with the same factories; ``overrides`` are train()'s keywords,
         ``model_factory`` (a variant of the model, e.g. without dropout) and
-        ``optimizer_factory`` (a variant of the recipe, e.g. without weight decay).
+        ``optimizer_factory`` (a variant of the recipe, e.g. without weight decay),
+        ``loss_fn`` (a variant of the loss, e.g. without its regularizer) and
+        ``cpu_seconds`` (this probe's own share of the CPU budget).
 
         The target defaults to the main run's absolute target, so that a float64 or
         lower-lr probe is judged by the same bar. lr probes pass ``lr_scale``: it
@@ -55,13 +61,23 @@ class GateRun:
         }
         model_factory = overrides.pop("model_factory", self.model_factory)
         optimizer_factory = overrides.pop("optimizer_factory", self.optimizer_factory)
+        loss_fn = overrides.pop("loss_fn", self.loss_fn)
+        deadline = diagnosis_budget.earliest(
+            self.cpu_deadline, overrides.pop("cpu_seconds", None)
+        )
         options.update(overrides)
+        if deadline is not None:
+            options["stop_early"] = diagnosis_budget.stopping_by(
+                deadline, options.get("stop_early")
+            )
         evidence = self.trainer(
             model_factory,
             self.batch_factory,
-            self.loss_fn,
+            loss_fn,
             optimizer_factory,
             **options,
         )
+        if deadline is not None:
+            diagnosis_budget.mark_if_cut(evidence, deadline)
         self.probes.append(evidence)
         return evidence

@@ -31,6 +31,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     not_learning,
     not_memorized,
     out_of_memory,
+    regularizer_floor,
     schedule_holds_lr,
     shape_error,
     step_function,
@@ -84,6 +85,7 @@ REGISTRY: list[Diagnoser] = [
     not_learning.diagnose_label_smoothing,  # so can this one
     bounded_output.diagnose,  # and this one
     weight_decay_floor.diagnose,  # and this one
+    regularizer_floor.diagnose,  # and this one
     schedule_holds_lr.diagnose,  # a script's warmup: before the lr range test
     lr_too_high.diagnose,
     non_finite.diagnose,

@@ -1,6 +1,8 @@
 """``not-learning`` from a bounded output: the loss levels off above the target, the
-model's output is a squashing module's (sigmoid, tanh, hardtanh), the targets lie
-outside its range, and the same run with that module removed memorizes. No step
+model's output is a squashing module's (sigmoid, tanh, hardtanh) or a squashing
+call's in forward (``torch.sigmoid(x)``, ``F.softmax``), the targets lie outside
+its range, and the same run with that module removed (or that call returning its
+input) memorizes. No step
 budget or learning rate gets a squashed output to a value it cannot take. Asked
 before the lr range test, which it spares."""
 
@@ -9,7 +11,7 @@ from __future__ import annotations
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.diagnoses._stalled import stalled_above_target
 from mlsmoke.overfit.verdict.gate_run import GateRun
-from mlsmoke.overfit.verdict.interventions import unbounded_output
+from mlsmoke.overfit.verdict.interventions import unbounded_output, unsquashed_call
 from mlsmoke.overfit.verdict.result import Diagnosis
 
 CODE = "not-learning"
@@ -20,10 +22,11 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     reading = stalled_above_target(run)
     if reading is None:
         return None
-    found = unbounded_output.find(run)
+    found = unbounded_output.find(run) or unsquashed_call.find(run)
     if found is None:
         return None
-    outcome = unbounded_output.check(run, found)
+    intervention = unbounded_output if found.call is None else unsquashed_call
+    outcome = intervention.check(run, found)
     if not outcome.memorized:
         return None
     where = f"{found.kind} ({found.module})"

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch.nn import functional
 
-from mlsmoke.overfit.verdict import forward_probes
+from mlsmoke.overfit.verdict import forward_probes, probes
 from mlsmoke.overfit.verdict.batch_probes import seeded
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.interventions import runner
@@ -45,7 +45,7 @@ def _smoothing_used(run: GateRun) -> float:
 def check(run: GateRun) -> runner.Outcome:
     def train(seconds: float) -> Any:
         with _smoothing([], 0.0):
-            return run.probe(timeout=seconds)
+            return run.probe(cpu_seconds=seconds, timeout=probes.probe_timeout(run))
 
     return runner.intervene(run, CHANGE, train)
 

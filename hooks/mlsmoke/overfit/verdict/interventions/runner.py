@@ -1,5 +1,7 @@
 """Run one intervention: the gate's training again on a changed copy, within the
-budget that all interventions of a gate run share (BUDGET_SECONDS, stated with -v).
+budget that all interventions of a gate run share (BUDGET_SECONDS of CPU time, stated
+with -v), itself within the gate's budget for everything after its run
+(``diagnosis_budget.py``).
 
 Interventions run only after a failing run: a pass costs nothing. Each outcome is
 kept per gate run, so that a diagnosis asking again, and the fallback that says what
@@ -8,13 +10,12 @@ was tried, read the same answer.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve, probes
+from mlsmoke.overfit.verdict import curve, diagnosis_budget, probes
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import MEMORIZED, Diagnosis
 
@@ -65,6 +66,7 @@ class Outcome:
             and not self.superseded
             and not self.held_back
             and not self.helped
+            and not probe.timed_out  # cut by a budget, not by its curve
             and probe.error is None
             and len(probe.losses) >= 2
             and not self.confirms
@@ -96,9 +98,9 @@ class Outcome:
 
 
 def intervene(run: GateRun, change: str, train: Callable[[float], Evidence]) -> Outcome:
-    """The outcome of ``train(timeout)`` (a probe of ``run`` with one thing
-    changed), once per gate run and ``change``; skipped when the budget is spent
-    or the run itself hit its timeout."""
+    """The outcome of ``train(cpu_seconds)`` (a probe of ``run`` with one thing
+    changed, given its share of the budget), once per gate run and ``change``;
+    skipped when the budget is spent or the run itself hit its timeout."""
     outcomes: dict[str, Outcome] = run.memo.setdefault(_OUTCOMES, {})
     if change not in outcomes:
         outcomes[change] = _run(run, change, train)
@@ -109,7 +111,11 @@ def probe(run: GateRun, change: str, **overrides: Any) -> Outcome:
     """:func:`intervene` with a probe of ``run`` given ``overrides`` (train()'s
     keywords, and ``model_factory``)."""
     return intervene(
-        run, change, lambda seconds: run.probe(timeout=seconds, **overrides)
+        run,
+        change,
+        lambda seconds: run.probe(
+            cpu_seconds=seconds, timeout=probes.probe_timeout(run), **overrides
+        ),
     )
 
 
@@ -143,15 +149,17 @@ def _run(run: GateRun, change: str, train: Callable[[float], Evidence]) -> Outco
             change,
             skipped=f"the {BUDGET_SECONDS:g} s budget for interventions is spent",
         )
-    started = time.monotonic()
+    if diagnosis_budget.left(run.cpu_deadline) < MIN_SECONDS:
+        return Outcome(change, skipped="the gate's budget after its run is spent")
+    started = diagnosis_budget.cpu_now()
     try:
-        evidence = train(min(left, probes.probe_timeout(run)))
+        evidence = train(left)
     except Exception as error:  # the project's code in a changed copy
         evidence = Evidence(error=error)
-    seconds = time.monotonic() - started
+    seconds = diagnosis_budget.cpu_now() - started
     run.memo[_SPENT] = spent + seconds
     run.notes.append(
-        f"intervention {change}: {seconds:.2f} s ({spent + seconds:.2f} of"
+        f"intervention {change}: {seconds:.2f} s CPU ({spent + seconds:.2f} of"
         f" {BUDGET_SECONDS:g} s for interventions)"
     )
     helped = _helped(run.evidence, evidence)

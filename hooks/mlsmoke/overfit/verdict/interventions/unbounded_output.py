@@ -6,7 +6,8 @@ range sets.
 Found from evidence only: in one forward of a fresh model, the model's output is that
 module's output, and a float batch field of the output's size (the targets) holds
 values outside the module's range. A squashing call in forward's own code
-(``torch.sigmoid(x)``) is no module a copy can swap, and is not looked for.
+(``torch.sigmoid(x)``) is no module a copy can swap: ``unsquashed_call.py`` makes
+that call return its input instead.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class BoundedOutput:
     field: str  # the batch field the targets are in
     lowest: float
     highest: float
+    call: int | None = None  # a call in forward's code: its place among the squashes
 
 
 def find(run: GateRun) -> BoundedOutput | None:
@@ -77,7 +79,7 @@ def _find(run: GateRun) -> BoundedOutput | None:
         return None
     for name, (module, value) in seen.items():
         bounds = _range(module) if name else None
-        if bounds is not None and _same_values(value, output):
+        if bounds is not None and same_values(value, output):
             return _with_targets(name, module, bounds, output, batch)
     return None
 
@@ -105,7 +107,7 @@ def _squashed(model: nn.Module) -> Iterator[dict[str, tuple[nn.Module, Any]]]:
             handle.remove()
 
 
-def _same_values(value: Any, output: torch.Tensor) -> bool:
+def same_values(value: Any, output: torch.Tensor) -> bool:
     """The model's output is this tensor, or a reshaped view of it."""
     return (
         isinstance(value, torch.Tensor)
@@ -117,6 +119,17 @@ def _same_values(value: Any, output: torch.Tensor) -> bool:
 def _with_targets(
     name: str, module: nn.Module, bounds: tuple[float, float], output: Any, batch: Any
 ) -> BoundedOutput | None:
+    outside = targets_outside(bounds, output, batch)
+    if outside is None:
+        return None
+    return BoundedOutput(name, type(module).__name__, *bounds, *outside)
+
+
+def targets_outside(
+    bounds: tuple[float, float], output: torch.Tensor, batch: Any
+) -> tuple[str, float, float] | None:
+    """The batch field of the output's size (the targets) whose values lie outside
+    ``bounds``, with its lowest and highest value; None when none does."""
     low, high = bounds
     margin = OUTSIDE * (high - low)
     for field, value in batch_fields(batch):
@@ -124,8 +137,7 @@ def _with_targets(
             continue
         lowest, highest = float(value.min()), float(value.max())
         if lowest < low - margin or highest > high + margin:
-            kind = type(module).__name__
-            return BoundedOutput(name, kind, low, high, field, lowest, highest)
+            return field, lowest, highest
     return None
 
 
