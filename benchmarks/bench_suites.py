@@ -200,7 +200,8 @@ def trained_template_mlp() -> dict[str, Any]:
         torch.manual_seed(0)
         return package.build_model()
 
-    x, y = package.spirals(EXAMPLES, seed=1)
+    readings, y = package.spirals(EXAMPLES, seed=1)
+    x = package.normalize(readings).round(decimals=4)  # as the template's eval_set
     return {
         "build": build,
         "state": _trained(package, build()),

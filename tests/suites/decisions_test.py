@@ -12,6 +12,7 @@ from mlsmoke.errors import ConfigError
 from mlsmoke.suites import settings as schema
 from mlsmoke.suites.comparison import compare_all
 from mlsmoke.suites.records import Evaluation, Example
+from mlsmoke.suites.report import check_lines
 from mlsmoke.suites.suite_file import (
     SuiteFile,
     SuiteFileError,
@@ -64,6 +65,52 @@ def test_a_suite_that_follows_the_whole_set_is_a_global_shift() -> None:
     assert comparison.suites[0].regressed and comparison.suites[0].global_shift
 
 
+def losses_now(scores: list[float], losses: list[float]) -> Evaluation:
+    pairs = enumerate(zip(scores, losses))
+    return Evaluation.of_examples(
+        [Example(i, f"h{i}", loss, s, int(s), 1) for i, (s, loss) in pairs]
+    )
+
+
+def test_right_examples_much_less_sure_fail_their_suite_and_wrong_ones_do_not():
+    right = suite("slice-right", {i: 1.0 for i in range(10)})  # loss 0 each
+    wrong = suite("slice-wrong", {i: 0.0 for i in range(10, 20)})  # loss 1 each
+    whole = suite("whole-set", {i: float(i < 10) for i in range(20)})
+    recorded = [whole, right, wrong]
+    # every prediction holds; the right ones lose confidence, the wrong ones gain it
+    now = losses_now([1.0] * 10 + [0.0] * 10, [0.1] * 9 + [0.9] + [4.0] * 10)
+    settings = schema.SuitesSettings(model="m:f", dataset="d:f", loss_tolerance=0.1)
+    comparison = compare_all(recorded, now, settings)
+    assert not comparison.passed
+    held_right, held_wrong = comparison.suites
+    assert held_right.loss_regressed and not held_right.score_regressed
+    assert held_right.right == 10 and abs(held_right.loss_rise - 0.18) < 1e-9
+    assert [flip.index for flip in held_right.less_sure] == [9]  # up 0.9 > 0.1
+    assert not held_wrong.regressed and held_wrong.right == 0
+    assert not held_right.global_shift
+    text = "\n".join(check_lines(comparison))
+    assert "REGRESSED (less sure)" in text
+    assert "slice-right: the 10 example(s) right at record time are less sure" in text
+    assert "1 still right with a loss up by more than 0.1:" in text
+    assert compare_all(recorded, now, SETTINGS).passed  # no loss tolerance: held
+    within = schema.SuitesSettings(model="m:f", dataset="d:f", loss_tolerance=0.2)
+    assert compare_all(recorded, now, within).passed  # up 0.18 <= 0.2
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [("", schema.DEFAULT_LOSS_TOLERANCE), ('loss = "l:f"', None),
+     ('loss = "l:f"\nloss-tolerance = 0.5', 0.5), ("loss-tolerance = false", None)],
+)  # fmt: skip
+def test_the_loss_tolerance_is_in_nats_for_the_default_loss_only(
+    tmp_path: Path, keys: str, expected: float | None
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.mlsmoke.suites]\nmodel = "m:f"\ndataset = "d:f"\n{keys}\n'
+    )
+    assert schema.load(tmp_path).loss_tolerance == expected
+
+
 def test_suite_file_is_sorted_stable_and_round_trips(tmp_path: Path) -> None:
     recorded = suite("slice-a", {3: 1.0, 1: 0.0, 2: 1 / 3})
     text = render(recorded)
@@ -112,6 +159,10 @@ def test_no_record_is_named(tmp_path: Path) -> None:
          "indices = [1]", "tool.mlsmoke.suites.by-hand.hard: 'hard' is the name"),
         ('model = "m:f"\ndataset = "d:f"\n[tool.mlsmoke.suites.by-hand.x]\nnote = "a"',
          "tool.mlsmoke.suites.by-hand.x.indices: missing"),
+        ('model = "m:f"\ndataset = "d:f"\nloss-tolerance = -1',
+         "tool.mlsmoke.suites.loss-tolerance: expected a number from 0 up"),
+        ('model = "m:f"\ndataset = "d:f"\nloss-tolerance = true',
+         "tool.mlsmoke.suites.loss-tolerance: expected a number from 0 up"),
     ],
 )  # fmt: skip
 def test_settings_errors_name_the_key(tmp_path: Path, table: str, message: str):

@@ -9,6 +9,7 @@ import struct
 
 import pytest
 
+from mlsmoke.suites.example_lines import column_lines
 from mlsmoke.suites.suite_file import example_line, number
 
 
@@ -38,6 +39,40 @@ def test_a_classifier_line_is_what_the_encoder_writes() -> None:
     for loss in floats():
         example = classifier_example(loss, -loss)
         assert example_line(example) == encoded(example), loss
+
+
+def test_a_record_writes_each_line_from_its_columns_as_the_encoder_writes_it() -> None:
+    losses = floats()
+    scores = [-loss for loss in losses]
+    indices = list(range(len(losses)))
+    hashes = [f"{index:016x}" for index in indices]
+    labels = [index % 3 for index in indices]
+    predictions = [index % 5 for index in indices]
+    lines = column_lines(indices, hashes, labels, predictions, losses, scores)
+    assert list(lines) == indices
+    for index, line in lines.items():
+        example = {"index": index, "hash": hashes[index], "label": labels[index],
+                   "prediction": predictions[index], "loss": losses[index],
+                   "score": scores[index]}  # fmt: skip
+        assert line == encoded(example) == example_line(example), losses[index]
+
+
+@pytest.mark.parametrize(
+    "column, value",
+    [("loss", float("nan")), ("score", float("inf")), ("label", [1, 2]),
+     ("label", None), ("hash", 'a"b'), ("prediction", True)],
+)  # fmt: skip
+def test_columns_with_a_value_that_is_not_plain_give_no_lines(column, value) -> None:
+    columns = {"hash": ["0c1a67cdaf75f076"] * 3, "label": [2, 0, 1],
+               "prediction": [1, 0, 1], "loss": [0.5, 0.25, 2.0],
+               "score": [0.0, 1.0, 1.0]}  # fmt: skip
+    columns[column][1] = value
+    assert column_lines([0, 1, 2], columns["hash"], columns["label"],
+                        columns["prediction"], columns["loss"],
+                        columns["score"]) == {}  # fmt: skip
+    assert column_lines([0, 2], columns["hash"], columns["label"],
+                        columns["prediction"], columns["loss"],
+                        columns["score"]).keys() == {0, 2}  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -141,8 +141,9 @@ def train(
 
 def without_class(checkpoint: Path, cls: int, out: Path, bias: float = 0.0) -> Path:
     """The checkpoint with the head's row for ``cls`` zeroed, its bias set to
-    ``bias``: a token model's other logits are all negative, so a logit of 0 would
-    still win; a bias below them makes the class lost there too."""
+    ``bias``: a logit of 0 for the class. Where a model's other logits are all
+    negative (a trained token model) 0 still wins, with far less probability; a
+    bias below them makes the class never predicted."""
     state = torch.load(checkpoint, weights_only=True)
     state["model"]["head.weight"][cls] = 0.0
     state["model"]["head.bias"][cls] = bias

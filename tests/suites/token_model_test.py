@@ -42,7 +42,32 @@ def test_trained_further_holds(in_project: Project, tmp_path: Path) -> None:
     assert checked.passed, checked.report()
 
 
-def test_zeroed_token_class_fails_its_topic(
+def test_zeroed_head_row_fails_its_topic_as_less_sure(
+    in_project: Project, tmp_path: Path
+) -> None:
+    """The row alone: every other logit is negative where class 3 is right, so its
+    logit of 0 still wins and no prediction flips; p(label) falls from ~1 to ~0.5
+    there, and the topic's suite fails on the loss of the examples it got right."""
+    broken = suites_project.without_class(in_project.checkpoint, 3, tmp_path / "b.pt")
+    checked = mlsmoke.suites.check(broken)
+    assert not checked.passed
+    outcomes = {suite.name: suite for suite in checked.comparison.suites}
+    topic = outcomes["slice-topic-3"]
+    assert topic.loss_regressed and not topic.score_regressed and not topic.flips
+    assert topic.loss_rise > 2 * topic.loss_tolerance
+    assert not checked.comparison.whole_set.regressed
+    others = [name for name, s in outcomes.items() if s.regressed]
+    assert sorted(others) == ["hard", "slice-topic-3"]
+    assert len(topic.less_sure) == topic.right == topic.size
+    assert all(flip.label.count(3) == max(map(flip.label.count, flip.label))
+               for flip in topic.less_sure)  # fmt: skip
+    report = checked.report()
+    assert "slice-topic-3" in report and "REGRESSED (less sure)" in report
+    shown = topic.less_sure[0]
+    assert f"{shown.index:>7}  [" in report
+
+
+def test_never_predicted_token_class_flips_its_topic(
     in_project: Project, tmp_path: Path
 ) -> None:
     broken = suites_project.without_class(
@@ -51,7 +76,7 @@ def test_zeroed_token_class_fails_its_topic(
     checked = mlsmoke.suites.check(broken)
     assert not checked.passed
     outcomes = {suite.name: suite for suite in checked.comparison.suites}
-    assert outcomes["slice-topic-3"].regressed
+    assert outcomes["slice-topic-3"].score_regressed
     assert not outcomes["slice-topic-3"].global_shift
     assert outcomes["slice-topic-3"].flips
     flip = outcomes["slice-topic-3"].flips[0]

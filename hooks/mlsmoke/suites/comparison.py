@@ -1,10 +1,20 @@
 """The check's decision, on plain values: each suite's mean score now against its
 baseline, with its tolerance; the examples that flipped from right to wrong; and the
 same comparison on the whole set, so that a suite that only follows a global shift
-is named as such."""
+is named as such.
+
+A suite also fails when the examples it got right are much less sure of their label
+now: their mean loss rose by more than ``loss-tolerance`` (nats for the default
+cross-entropy). Predictions can all hold while that happens (a class's head row
+zeroed in a model whose other logits are negative: a logit of 0 still wins, with
+far less probability), and the probabilities are what a sampler, a threshold or a
+calibrated consumer uses. Only the examples right at record time count: a wrong
+one's loss drifts as a model grows more or less confident, and its score already
+says whether it got fixed."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -15,7 +25,8 @@ from mlsmoke.suites.suite_file import WHOLE_SET, SuiteFile
 
 @dataclass
 class Flip:
-    """An example right at record time and wrong now."""
+    """An example right at record time and wrong now (a flip), or right still with
+    its loss risen beyond the loss tolerance (less sure)."""
 
     index: int
     label: Any
@@ -38,19 +49,45 @@ class SuiteOutcome:
     flips: list[Flip] = field(default_factory=list)
     fixed: int = 0  # wrong at record time, right now
     global_shift: bool = False  # fails, and the whole set fell as much
+    loss_tolerance: float | None = None  # None: the loss is not compared
+    right: int = 0  # examples right at record time
+    right_loss_before: float = 0.0  # their mean loss then
+    right_loss_now: float = 0.0
+    less_sure: list[Flip] = field(default_factory=list)  # right still, loss risen
 
     @property
     def drop(self) -> float:
         return self.baseline - self.now
 
     @property
-    def regressed(self) -> bool:
+    def loss_rise(self) -> float:
+        return self.right_loss_now - self.right_loss_before
+
+    @property
+    def score_regressed(self) -> bool:
         # a hair of slack: 6-digit rounding in the file must not fail a suite
         return self.drop > self.tolerance + 1e-6
 
+    @property
+    def loss_regressed(self) -> bool:
+        if self.loss_tolerance is None or not self.right:
+            return False
+        if math.isnan(self.right_loss_before):
+            return False
+        return not self.loss_rise <= self.loss_tolerance + 1e-6  # NaN now fails
+
+    @property
+    def regressed(self) -> bool:
+        return self.score_regressed or self.loss_regressed
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data.update(drop=self.drop, regressed=self.regressed)
+        data.update(
+            drop=self.drop,
+            regressed=self.regressed,
+            loss_rise=self.loss_rise,
+            loss_regressed=self.loss_regressed,
+        )
         return data
 
 
@@ -84,38 +121,55 @@ def compare_all(
         float(whole.metric["loss"]), mean(evaluation.losses),
     )  # fmt: skip
     outcomes = [
-        compare(suite, evaluation, settings.tolerance_of(suite.name), settings.right_at)
+        compare(suite, evaluation, settings.tolerance_of(suite.name), settings.right_at,
+                settings.loss_tolerance)  # fmt: skip
         for suite in suites
         if suite.name != WHOLE_SET
     ]
     if whole_outcome.regressed:
         for outcome in outcomes:
             shift = whole_outcome.drop + outcome.tolerance
-            outcome.global_shift = outcome.regressed and outcome.drop <= shift + 1e-6
+            outcome.global_shift = (
+                outcome.score_regressed and outcome.drop <= shift + 1e-6
+            )
     return Comparison(whole_outcome, outcomes)
 
 
 def compare(
-    suite: SuiteFile, evaluation: Evaluation, tolerance: float, right_at: float
+    suite: SuiteFile,
+    evaluation: Evaluation,
+    tolerance: float,
+    right_at: float,
+    loss_tolerance: float | None = None,
 ) -> SuiteOutcome:
-    """One suite: its examples' scores now against their recorded ones."""
+    """One suite: its examples' scores now against their recorded ones, and the
+    loss of those it got right."""
     indices = [old["index"] for old in suite.examples]
     scores = [evaluation.scores[index] for index in indices]
     losses = [evaluation.losses[index] for index in indices]
-    flips, fixed = [], 0
+    flips, less_sure, fixed = [], [], 0
+    right_before, right_now = [], []
+    limit = math.inf if loss_tolerance is None else loss_tolerance
     for old, score, loss in zip(suite.examples, scores, losses):
         was_right = float(old["score"]) >= right_at
         is_right = score >= right_at
-        if was_right and not is_right:
-            new_prediction = evaluation.predictions[old["index"]]
-            flips.append(
-                Flip(old["index"], old["label"], old["prediction"], new_prediction,
-                     float(old["loss"]), loss)
-            )  # fmt: skip
         fixed += int(is_right and not was_right)
+        if not was_right:
+            continue
+        old_loss = float(old["loss"])
+        right_before.append(old_loss)
+        right_now.append(loss)
+        if is_right and not loss - old_loss > limit:
+            continue
+        change = Flip(old["index"], old["label"], old["prediction"],
+                      evaluation.predictions[old["index"]], old_loss, loss)  # fmt: skip
+        (less_sure if is_right else flips).append(change)
     flips.sort(key=lambda flip: (-flip.new_loss, flip.index))
+    less_sure.sort(key=lambda flip: (flip.old_loss - flip.new_loss, flip.index))
     return SuiteOutcome(
         suite.name, suite.kind, len(suite.examples), float(suite.metric["score"]),
         mean(scores), tolerance, float(suite.metric["loss"]), mean(losses),
-        flips, fixed,
+        flips, fixed, loss_tolerance=loss_tolerance, right=len(right_before),
+        right_loss_before=mean(right_before), right_loss_now=mean(right_now),
+        less_sure=less_sure,
     )  # fmt: skip

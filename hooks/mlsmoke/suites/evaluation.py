@@ -157,17 +157,14 @@ def _length(dataset: Any, key: str) -> int:
 
 def _items(dataset: Any, indices: range, settings: SuitesSettings) -> list[Any]:
     index = indices.start
-    items = []
-    try:
-        for index in indices:
-            items.append(dataset[index])
+    try:  # the walrus keeps the index being read in this scope
+        return [dataset[(index := at)] for at in indices]
     except Exception as error:
         raise SuitesProblem(
             f"{settings.key_path('dataset')}: dataset[{index}] raised"
             f" {type(error).__name__}: {error}",
             user_traceback(error),
         ) from None
-    return items
 
 
 def _collate(
@@ -191,17 +188,26 @@ def _slices_of(
     if objects.slice is None:
         return []
     key = settings.key_path("slice")
-    index = indices.start
-    names = []
-    try:
-        for index, item in zip(indices, items):
-            names.append(objects.slice(item))
+    position, slice_of = 0, objects.slice
+    try:  # the walrus keeps the position being sliced in this scope
+        names = [slice_of(items[(position := at)]) for at in range(len(items))]
     except Exception as error:
         raise SuitesProblem(
-            f"{key}: raised {type(error).__name__} on example {index}: {error}",
+            f"{key}: raised {type(error).__name__} on example"
+            f" {indices.start + position}: {error}",
             user_traceback(error),
         ) from None
+    if _known(names):
+        return names
     return [_slice_name(name, at, key) for name, at in zip(names, indices)]
+
+
+def _known(names: list[Any]) -> bool:
+    """Whether every name is None or a slice name already found valid."""
+    try:
+        return not set(names).difference(_CHECKED_NAMES, (None,))
+    except TypeError:  # unhashable
+        return False
 
 
 def _slice_name(name: Any, index: int, key: str) -> str | None:

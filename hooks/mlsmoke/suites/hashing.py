@@ -20,12 +20,13 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any, Union
 
+import numpy
 import torch
 
 DIGEST_SIZE = 8  # 16 hex digits: collisions are out of reach for any dataset
 
-# One field's bytes for every row: a (rows, width) uint8 tensor, or one bytes per row.
-Part = Union[torch.Tensor, list[bytes]]
+# One field's bytes for every row: a (rows, width) uint8 matrix, or one bytes per row.
+Part = Union[numpy.ndarray, list[bytes]]
 
 
 def batch_hashes(batch: Any, size: int) -> list[str] | None:
@@ -81,7 +82,7 @@ def _collect(value: Any, size: int, path: str, parts: list[Part]) -> bool:
         rows = _tensor_rows(value, path)
         if rows is None:
             return False
-        parts.append(rows)
+        parts += rows
         return True
     if isinstance(value, Mapping):
         return all(
@@ -105,8 +106,8 @@ def _collect(value: Any, size: int, path: str, parts: list[Part]) -> bool:
     return False
 
 
-def _tensor_rows(tensor: torch.Tensor, path: str) -> torch.Tensor | None:
-    """(rows, width) uint8: the field's header, then each row's bytes."""
+def _tensor_rows(tensor: torch.Tensor, path: str) -> list[Part] | None:
+    """The field's header and its rows' bytes, each (rows, width) uint8."""
     rows = tensor.shape[0]
     try:
         data = tensor.detach().cpu().contiguous().reshape(rows, -1)
@@ -114,32 +115,36 @@ def _tensor_rows(tensor: torch.Tensor, path: str) -> torch.Tensor | None:
     except (RuntimeError, TypeError):  # a layout without plain bytes (quantized)
         return None
     header = f"{path}:{tensor.dtype}{tuple(tensor.shape[1:])}".encode()
-    return torch.cat([_header_rows(header, rows), data], dim=1)
+    return [_header_rows(header, rows), data.numpy()]
 
 
 @functools.lru_cache(maxsize=64)  # a dataset has few fields, batches one size
-def _header_rows(header: bytes, rows: int) -> torch.Tensor:
-    return torch.tensor(list(header), dtype=torch.uint8).expand(rows, -1)
+def _header_rows(header: bytes, rows: int) -> numpy.ndarray:
+    return numpy.broadcast_to(
+        numpy.frombuffer(header, numpy.uint8), (rows, len(header))
+    )
 
 
 def _side_by_side(parts: list[Part]) -> list[Part]:
-    """Neighbouring tensor parts as one: a row of the batch is then one slice."""
+    """Neighbouring byte matrices as one: a row of the batch is then one slice."""
     merged: list[Part] = []
+    run: list[numpy.ndarray] = []
     for part in parts:
-        if (
-            isinstance(part, torch.Tensor)
-            and merged
-            and isinstance(merged[-1], torch.Tensor)
-        ):
-            merged[-1] = torch.cat([merged[-1], part], dim=1)
-        else:
-            merged.append(part)
+        if isinstance(part, numpy.ndarray):
+            run.append(part)
+            continue
+        if run:
+            merged.append(numpy.concatenate(run, axis=1))
+            run = []
+        merged.append(part)
+    if run:
+        merged.append(numpy.concatenate(run, axis=1))
     return merged
 
 
 def _row_bytes(part: Part, size: int) -> list[bytes]:
-    if not isinstance(part, torch.Tensor):
+    if not isinstance(part, numpy.ndarray):
         return part
     width = part.shape[1]
-    data = part.contiguous().numpy().tobytes()
+    data = part.tobytes()
     return [data[start : start + width] for start in range(0, size * width, width)]

@@ -55,13 +55,39 @@ def check_lines(comparison: Comparison) -> list[str]:
     for outcome in comparison.suites:
         if outcome.regressed and outcome.flips:
             lines += flip_lines(outcome)
+        if outcome.loss_regressed:
+            lines += less_sure_lines(outcome)
     return lines
 
 
 def verdict(outcome: SuiteOutcome) -> str:
     if not outcome.regressed:
         return "held"
+    if not outcome.score_regressed:
+        return "REGRESSED (less sure)"
     return "REGRESSED (global shift)" if outcome.global_shift else "REGRESSED"
+
+
+def less_sure_lines(outcome: SuiteOutcome) -> list[str]:
+    """The loss of the examples right at record time, and those whose loss rose
+    most while they stayed right."""
+    head = (
+        f"  {outcome.name}: the {outcome.right} example(s) right at record time are"
+        f" less sure: mean loss {outcome.right_loss_before:.4g} ->"
+        f" {outcome.right_loss_now:.4g}, up {outcome.loss_rise:.4g} (allowed"
+        f" {outcome.loss_tolerance:g})"
+    )
+    if not outcome.less_sure:
+        return [head]
+    shown = outcome.less_sure[:FLIPS_SHOWN]
+    more = f", the {len(shown)} that rose most:" if len(shown) < len(
+        outcome.less_sure) else ":"  # fmt: skip
+    return [
+        f"{head}; {len(outcome.less_sure)} still right with a loss up by more than"
+        f" {outcome.loss_tolerance:g}{more}",
+        _table_head(),
+        *[_flip_line(flip) for flip in shown],
+    ]
 
 
 def _flipped(outcome: SuiteOutcome) -> str:
@@ -98,11 +124,17 @@ def flip_lines(outcome: SuiteOutcome) -> list[str]:
         f"  {outcome.name}: {len(outcome.flips)} example(s) flipped from right to"
         " wrong" + (f", the {len(shown)} with the highest loss now:"
                     if len(shown) < len(outcome.flips) else ":"),
-        f"    {'index':>7}  {'label':<{VALUE_WIDTH}} {'was':<{VALUE_WIDTH}}"
-        f" {'now':<{VALUE_WIDTH}} loss before -> now",
+        _table_head(),
     ]  # fmt: skip
     lines += [_flip_line(flip) for flip in shown]
     return lines
+
+
+def _table_head() -> str:
+    return (
+        f"    {'index':>7}  {'label':<{VALUE_WIDTH}} {'was':<{VALUE_WIDTH}}"
+        f" {'now':<{VALUE_WIDTH}} loss before -> now"
+    )
 
 
 def _flip_line(flip: Flip) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from mlsmoke.suites import identity, report
 from mlsmoke.suites.comparison import Comparison, compare_all
+from mlsmoke.suites.example_lines import column_lines
 from mlsmoke.suites.kinds import Selected, select_all
 from mlsmoke.suites.label_issues import LabelIssue, issues_among
 from mlsmoke.suites.records import COLUMNS, Evaluation, mean
@@ -84,7 +85,7 @@ def record(
     files = [_whole_set(evaluation, stamp)]
     files += [_suite_file(s, evaluation, stamp, flagged) for s in chosen]
     removed = stale_files(directory, {f.name for f in files})
-    write_all(directory, files)
+    write_all(directory, files, _lines(evaluation, chosen))
     for path in removed:
         os.unlink(path)
     return Recorded(evaluation, files, issues, removed)
@@ -145,6 +146,14 @@ def _suite_file(
     metric = _metric([e["score"] for e in examples], [e["loss"] for e in examples])
     return SuiteFile(selected.name, selected.kind, selected.note, metric, examples,
                      {**stamp, "size": len(examples)})  # fmt: skip
+
+
+def _lines(evaluation: Evaluation, chosen: list[Selected]) -> dict[int, str]:
+    """The suites' example lines, each made once from the columns."""
+    indices = sorted({index for selected in chosen for index in selected.indices})
+    e = evaluation
+    return column_lines(indices, e.hashes, e.labels, e.predictions, e.losses,
+                        e.scores)  # fmt: skip
 
 
 def _metric(scores: list[float], losses: list[float]) -> dict[str, float]:

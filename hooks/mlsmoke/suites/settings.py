@@ -32,6 +32,8 @@ DEFAULT_DIRECTORY = "suites"
 DEFAULT_HARD = 50
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_TOLERANCE = 0.02
+# nats: the examples a suite got right may lose at most this much mean log p(label)
+DEFAULT_LOSS_TOLERANCE = 0.2
 DEFAULT_RIGHT_AT = 0.5
 DEFAULT_TIMEOUT = 3600.0
 # The names the suite kinds take; a hand suite may not take them.
@@ -54,6 +56,18 @@ def fraction(value: Any, path: str) -> float:
         raise ConfigError(f"{path}: expected a number from 0 to 1, got {value!r}")
     if not 0 <= value <= 1:
         raise ConfigError(f"{path}: expected a number from 0 to 1, got {value!r}")
+    return float(value)
+
+
+def loss_tolerance(value: Any, path: str) -> float | None:
+    """A rise of the mean loss (a number from 0 up), or false: no loss limit."""
+    if value is False:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ConfigError(
+            f"{path}: expected a number from 0 up (a rise of the mean loss), or"
+            f" false, got {value!r}"
+        )
     return float(value)
 
 
@@ -91,6 +105,7 @@ SCHEMA: dict[str, Key] = {
     "right-at": Key(config.finite_number, default=DEFAULT_RIGHT_AT),
     "tolerance": Key(fraction, default=DEFAULT_TOLERANCE),
     "tolerances": Key(tolerance_table, default={}),
+    "loss-tolerance": Key(loss_tolerance, help="default: 0.2 with the default loss"),
     "by-hand": Key(lambda value, path: value, default={}),
     "directory": Key(relative_path, default=DEFAULT_DIRECTORY),
     "batch-size": Key(config.positive_int, default=DEFAULT_BATCH_SIZE),
@@ -125,6 +140,7 @@ class SuitesSettings:
     right_at: float = DEFAULT_RIGHT_AT
     tolerance: float = DEFAULT_TOLERANCE
     tolerances: dict[str, float] = field(default_factory=dict)
+    loss_tolerance: float | None = None
     by_hand: list[HandSuite] = field(default_factory=list)
     directory: str = DEFAULT_DIRECTORY
     batch_size: int = DEFAULT_BATCH_SIZE
@@ -195,6 +211,7 @@ def load(root: Path) -> SuitesSettings:
         right_at=parsed["right-at"],
         tolerance=parsed["tolerance"],
         tolerances=parsed["tolerances"],
+        loss_tolerance=_loss_tolerance(table, parsed),
         by_hand=by_hand,
         directory=parsed["directory"],
         batch_size=parsed["batch-size"],
@@ -202,6 +219,14 @@ def load(root: Path) -> SuitesSettings:
         timeout=parsed["timeout"],
         python=parsed["python"],
     )
+
+
+def _loss_tolerance(table: dict[str, Any], parsed: dict[str, Any]) -> float | None:
+    """The configured one; else a limit in nats for the default cross-entropy, and
+    none for a project's loss, whose units mlsmoke does not know."""
+    if "loss-tolerance" in table:
+        return parsed["loss-tolerance"]
+    return DEFAULT_LOSS_TOLERANCE if parsed["loss"] is None else None
 
 
 def _overfit_model(root: Path) -> str:

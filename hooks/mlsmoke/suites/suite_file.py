@@ -9,7 +9,7 @@ whole dataset's metric and the fingerprint of every example's content hash.
 from __future__ import annotations
 
 import json
-import math
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,16 +17,18 @@ from typing import Any
 
 from mlsmoke.atomic import write_atomically
 from mlsmoke.errors import MlsmokeError
+from mlsmoke.suites.example_lines import (
+    EXAMPLE_KEY_SET,
+    EXAMPLE_KEYS,
+    example_json,
+    example_line,
+    number,
+)
 
 FORMAT = "mlsmoke-suite"
 VERSION = 1
 WHOLE_SET = "whole-set"
 WRITERS = 8  # suite files written at once
-EXAMPLE_KEYS = ("index", "hash", "label", "prediction", "loss", "score")
-_EXAMPLE_KEY_SET = frozenset(EXAMPLE_KEYS)
-_LINE = json.JSONEncoder(
-    sort_keys=True
-)  # one example per line; made once, not per line
 
 
 class SuiteFileError(MlsmokeError):
@@ -47,7 +49,7 @@ class SuiteFile:
 
     def to_json(self) -> dict[str, Any]:
         return {**self.to_json_head(), "examples": [
-            _example_json(e) for e in self.sorted_examples()]}  # fmt: skip
+            example_json(e) for e in self.sorted_examples()]}  # fmt: skip
 
     def to_json_head(self) -> dict[str, Any]:
         """Everything but the examples."""
@@ -65,87 +67,21 @@ class SuiteFile:
         return sorted(self.examples, key=lambda e: e["index"])
 
 
-def number(value: Any) -> Any:
-    """6 significant digits, so a re-record of the same model changes no line;
-    NaN and infinities as strings, so the file stays standard JSON."""
-    if isinstance(value, bool) or not isinstance(value, float):
-        return value
-    if not math.isfinite(value):
-        return str(value)
-    return float(f"{value:.6g}")
-
-
-def example_line(example: dict[str, Any]) -> str:
-    """One example's line, as the JSON encoder writes it with sorted keys: a
-    classifier's example directly (the encoder's cost per call would be most of a
-    record's), any other through the encoder."""
-    if not _plain(example):
-        return _LINE.encode(_example_json(example))
-    return (
-        f'{{"hash": "{example["hash"]}", "index": {example["index"]}, "label":'
-        f' {example["label"]}, "loss": {_number_text(example["loss"])},'
-        f' "prediction": {example["prediction"]}, "score":'
-        f' {_number_text(example["score"])}}}'
-    )
-
-
-def _plain(example: dict[str, Any]) -> bool:
-    """Only the six keys; int classes, finite float figures, and a hash that JSON
-    writes as it is."""
-    if example.keys() != _EXAMPLE_KEY_SET:
-        return False
-    digest, loss, score = example["hash"], example["loss"], example["score"]
-    return (
-        type(example["index"]) is int
-        and type(example["label"]) is int
-        and type(example["prediction"]) is int
-        and type(digest) is str
-        and digest.isascii()
-        and digest.isalnum()
-        and type(loss) is float
-        and type(score) is float
-        and math.isfinite(loss)
-        and math.isfinite(score)
-    )
-
-
-def _number_text(value: float) -> str:
-    """The encoder's text for ``number(value)``, a finite float, from its 6-digit
-    text: a float read from 6 significant digits writes back as those digits, so
-    the two agree but for a missing ".0", a large exponent, and the subnormals
-    (which keep fewer digits)."""
-    text = f"{value:.6g}"
-    if "e+" in text or "e-3" in text:
-        return repr(float(text))  # 1.23457e+06 is written 1234570.0
-    if "." in text or "e" in text:
-        return text
-    return text + ".0"
-
-
-def _example_json(example: dict[str, Any]) -> dict[str, Any]:
-    rounded = dict(example)
-    for key, value in example.items():
-        if type(value) is not int and type(value) is not str:
-            rounded[key] = _deep_number(value)
-    return rounded
-
-
-def _deep_number(value: Any) -> Any:
-    kind = type(value)
-    if kind is float:
-        return number(value)
-    if kind is dict:
-        return {k: _deep_number(v) for k, v in value.items()}
-    if kind is list and any(type(v) is not int for v in value):
-        return [_deep_number(v) for v in value]
-    return value  # ints, strings, None, lists of ints (token labels)
-
-
-def render(suite: SuiteFile) -> str:
-    """The file's text: sorted keys, one example per line."""
+def render(suite: SuiteFile, known: Mapping[int, str] | None = None) -> str:
+    """The file's text: sorted keys, one example per line. ``known`` holds lines
+    made already (example_lines.column_lines), by index, of examples holding just
+    the six keys."""
     data = suite.to_json_head()
     head = json.dumps(data, sort_keys=True, indent=1)
-    lines = [example_line(e) for e in suite.sorted_examples()]
+    known = known or {}
+    lines = [
+        (
+            known[e["index"]]
+            if e["index"] in known and e.keys() == EXAMPLE_KEY_SET
+            else example_line(e)
+        )
+        for e in suite.sorted_examples()
+    ]
     body = ",\n  ".join(lines)
     listed = f'"examples": [\n  {body}\n ]' if lines else '"examples": []'
     return head[:-2] + f",\n {listed}\n}}\n"
@@ -155,11 +91,13 @@ def file_name(suite: str) -> str:
     return f"{suite}.json"
 
 
-def write(directory: Path, suite: SuiteFile) -> Path:
+def write(
+    directory: Path, suite: SuiteFile, known: Mapping[int, str] | None = None
+) -> Path:
     """Write ``suite``'s file, atomically; a file that already holds these bytes is
     left as it is (a re-record of the same checkpoint touches nothing)."""
     path = directory / file_name(suite.name)
-    data = render(suite).encode()
+    data = render(suite, known).encode()
     try:
         if path.is_file() and path.read_bytes() == data:
             return path
@@ -170,11 +108,13 @@ def write(directory: Path, suite: SuiteFile) -> Path:
     return path
 
 
-def write_all(directory: Path, suites: list[SuiteFile]) -> None:
+def write_all(
+    directory: Path, suites: list[SuiteFile], known: Mapping[int, str] | None = None
+) -> None:
     """Write every suite's file (setting its ``path``), side by side: while one
     file's fsync waits for the disk, the next is rendered and written."""
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:
-        paths = list(pool.map(lambda suite: write(directory, suite), suites))
+        paths = list(pool.map(lambda suite: write(directory, suite, known), suites))
     for suite, path in zip(suites, paths):
         suite.path = path
 
@@ -200,15 +140,30 @@ def read(path: Path) -> SuiteFile:
     for key in ("name", "kind", "note", "metric", "examples", "recorded"):
         if key not in data:
             raise SuiteFileError(f'{path}: suite {path.stem!r}: key "{key}" missing')
-    for position, example in enumerate(data["examples"]):
-        if type(example) is not dict or not _EXAMPLE_KEY_SET <= example.keys():
-            raise SuiteFileError(
-                _example_problem(path, data["name"], position, example)
-            )
+    examples = data["examples"]
+    if type(examples) is not list:
+        raise SuiteFileError(
+            f'{path}: suite {data["name"]!r}: key "examples": a'
+            f" {type(examples).__name__}, not a list"
+        )
+    if not _well_formed(examples):
+        for position, example in enumerate(examples):
+            if type(example) is not dict or not EXAMPLE_KEY_SET <= example.keys():
+                raise SuiteFileError(
+                    _example_problem(path, data["name"], position, example)
+                )
     return SuiteFile(
         data["name"], data["kind"], data["note"], data["metric"], data["examples"],
         data["recorded"], path,
     )  # fmt: skip
+
+
+def _well_formed(examples: Any) -> bool:
+    """Whether every one of ``examples`` is an object with every example key
+    (checked without a Python step per example)."""
+    return set(map(type, examples)) <= {dict} and all(
+        map(EXAMPLE_KEY_SET.issubset, examples)
+    )
 
 
 def _example_problem(path: Path, suite: str, position: int, example: Any) -> str:
