@@ -113,7 +113,7 @@ def _listen(path: Path) -> socket.socket:
     """A listening socket at ``path``, in place of a dead worker's (only the claim's
     holder gets here). Bound and listening under another name first, so that no
     client (``worker status`` removes the sockets it cannot reach) finds it deaf."""
-    bound = path.with_name(f"{path.name}.{os.getpid()}")
+    bound = path.with_name(f"{os.getpid()}.bound")  # no longer than the key's name
     bound.unlink(missing_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(bound))
