@@ -83,15 +83,16 @@ def _listens_soon(path: Path, limit: float) -> bool:
     within ``limit`` seconds (False as soon as none holds it)."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        if _listens(path):
+        if listens(path):
             return True
         if not claim.held(claim.claim_path(path)):
-            return _listens(path)
+            return listens(path)
         time.sleep(LISTEN_POLL)
     return False
 
 
-def _listens(path: Path) -> bool:
+def listens(path: Path) -> bool:
+    """Whether a worker listens at the socket ``path``."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         try:
             sock.connect(str(path))
