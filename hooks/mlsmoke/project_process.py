@@ -72,8 +72,10 @@ def start_project_process(
 def torch_interpreter(root: Path, candidates: Sequence[Candidate]) -> Interpreter:
     """The interpreter :func:`first_that_imports` would choose for torch. None is
     started when the first candidate's worker listens: it imported torch there (or
-    would have refused), so that candidate is the first that imports torch."""
-    if candidates and worker_listens(root, candidates[0].path):
+    would have refused), so that candidate is the first that imports torch. With
+    the worker off, nothing of the worker's is looked at (nor its directory made)."""
+    enabled = bool(candidates) and worker_settings(root, os.environ).enabled
+    if enabled and worker_listens(root, candidates[0].path):
         return Interpreter(candidates[0].path, candidates[0].origin, {})
     return first_that_imports(candidates, ["torch"])
 
