@@ -14,6 +14,10 @@ next kind), in this order:
 (b) a change to the model file, the worker stopped beforehand;
 (c) a second change to the model file, the worker warm from (b);
 (d) a change that breaks the model: it must be blocked, with the same verdict.
+
+After each round's (a), the new project commits a README change twice more through
+the floors of ``commit_floor.py`` (pre-commit with no hook; with the pre-commit-hooks
+basics only): what a prose commit costs before any hook of mlsmoke's.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 
 import yaml
 
+from benchmarks.commit_floor import FLOORS, floor_commit, floor_configs
 from benchmarks.machine import load_average
 from benchmarks.measure import ProcessRun, run_process
 from benchmarks.precommit import (
@@ -68,8 +73,12 @@ def run(quick: bool) -> Section:
     projects = {path: _project(not quick, path) for path in PATHS}
     repeats = 1 if quick else 5
     runs: dict[tuple[str, str], list[ProcessRun]] = {}
+    floors = floor_configs(projects["new"].path / CONFIG)
+    floor_runs: dict[str, list[ProcessRun]] = {floor: [] for floor in FLOORS}
     for i in range(repeats):
         for kind in KINDS:
+            if kind == KINDS[1]:
+                _commit_floors(projects["new"], floors, floor_runs, i)
             for path, project in projects.items():
                 edit = _edits(project, i)[kind]
                 if kind in KINDS[:2]:
@@ -88,7 +97,39 @@ def run(quick: bool) -> Section:
         title="Commit latency, today's path and the new one (seconds)",
         columns=["", *(f"{kind}: {path}" for kind in KINDS for path in PATHS)],
         rows=rows + [ratio_row(runs), goal_row(runs)],
-        notes=_notes(runs, repeats, quick, loads),
+        notes=_notes(runs, repeats, quick, loads) + [_floor_note(runs, floor_runs)],
+    )
+
+
+def _commit_floors(
+    project: TemplateProject,
+    floors: dict[str, Path],
+    floor_runs: dict[str, list[ProcessRun]],
+    i: int,
+) -> None:
+    env = {**_environ(project), **GIT_IDENTITY}
+    for floor, hooks_dir in floors.items():
+        readme = _append(project.path / "README.md", f"\nFloor {i}, {floor}.\n")
+        message = f"{floor} {i}"
+        floor_runs[floor].append(
+            floor_commit(project.path, hooks_dir, readme, message, env)
+        )
+
+
+def _floor_note(
+    runs: dict[tuple[str, str], list[ProcessRun]],
+    floor_runs: dict[str, list[ProcessRun]],
+) -> str:
+    """The floors of (a), beside (a) on the new path, in the same rounds."""
+    prose = _median(runs[KINDS[0], "new"])
+    parts = [
+        f"{floor} {_median(floor_runs[floor]):.2f} s"
+        f" ({_median(floor_runs[floor]) / prose:.2f} of it)"
+        for floor in FLOORS
+    ]
+    return (
+        f"the floor under {KINDS[0]} (new, {prose:.2f} s), end to end, same rounds: "
+        + "; ".join(parts)
     )
 
 

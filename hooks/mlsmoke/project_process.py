@@ -15,9 +15,14 @@ from enum import Enum
 from pathlib import Path
 from typing import TypeVar, Union
 
-from mlsmoke.interpreter import module_command
+from mlsmoke.interpreter import (
+    Candidate,
+    Interpreter,
+    first_that_imports,
+    module_command,
+)
 from mlsmoke.process_group import ProcessGroup
-from mlsmoke.warm.client import WarmJob, WorkerLost, start_job
+from mlsmoke.warm.client import WarmJob, WorkerLost, start_job, worker_listens
 from mlsmoke.warm.settings import worker_settings
 
 ProjectProcess = Union[ProcessGroup, WarmJob]
@@ -62,6 +67,17 @@ def start_project_process(
         stderr=subprocess.STDOUT,
         pass_fds=(extra_fd,),
     )
+
+
+def torch_interpreter(root: Path, candidates: Sequence[Candidate]) -> Interpreter:
+    """The interpreter :func:`first_that_imports` would choose for torch. None is
+    started when the first candidate's worker listens: it imported torch there (or
+    would have refused), so that candidate is the first that imports torch. With
+    the worker off, nothing of the worker's is looked at (nor its directory made)."""
+    enabled = bool(candidates) and worker_settings(root, os.environ).enabled
+    if enabled and worker_listens(root, candidates[0].path):
+        return Interpreter(candidates[0].path, candidates[0].origin, {})
+    return first_that_imports(candidates, ["torch"])
 
 
 def warm_then_cold(run: Callable[[WorkerUse], T], use: WorkerUse = WorkerUse.WAIT) -> T:

@@ -32,14 +32,10 @@ from mlsmoke.expect.merge import merge
 from mlsmoke.expect.record import FACTOR, infer
 from mlsmoke.expect.report import verdict
 from mlsmoke.expect.settings import ExpectSettings, load_settings
-from mlsmoke.interpreter import (
-    configured_python,
-    first_that_imports,
-    project_candidates,
-)
+from mlsmoke.interpreter import configured_python, project_candidates
 from mlsmoke.overfit.process.options import check_writable, write_json
 from mlsmoke.overfit.process.json_job import how_it_ended, output_tail, run_json_job
-from mlsmoke.project_process import WorkerUse, warm_then_cold
+from mlsmoke.project_process import WorkerUse, torch_interpreter, warm_then_cold
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -123,7 +119,7 @@ def read_in_project(
     root: Path, settings: ExpectSettings, candidates: list, verbose: bool
 ) -> dict[str, Any]:
     """The worker's outcome; the project's errors are raised as ProjectFailed."""
-    python = first_that_imports(candidates, ["torch"])
+    python = torch_interpreter(root, candidates)
     if verbose:
         print(
             f"expect: reading batches in {python.path} ({python.origin})",

@@ -8,7 +8,9 @@ that the gate or the doctest hook would otherwise start as a new ``python -c`` p
 - ``identity.py``: which worker a job may use, and where its socket is;
 - ``protocol.py``: the messages between a hook and the worker, with file descriptors;
 - ``client.py``: the hook's side: reach or start the worker, and a job's handle;
-- ``launch.py``: a new worker's process, and its first word (ready or refused);
+- ``launch.py``: a new worker's process, and its first word (ready, refused or taken);
+- ``claim.py``: the lock a worker holds on its key from before its imports, so that
+  a key never has two workers, whatever became of the hook that started one;
 - ``server.py``: the worker's loop, in the project's interpreter;
 - ``preload.py``: what it imports before forking, and whether forking is then safe;
 - ``jobs.py``: a forked job's signals and its end (nothing it started outlives it);

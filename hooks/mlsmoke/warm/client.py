@@ -39,7 +39,7 @@ from mlsmoke.warm.identity import (
     socket_path,
     worker_identity,
 )
-from mlsmoke.warm.launch import refused_lately, start_worker
+from mlsmoke.warm.launch import listens, refused_lately, start_worker
 from mlsmoke.warm.protocol import Connection
 
 
@@ -187,6 +187,16 @@ def ensure_worker(
         return False
     connection.close()
     return True
+
+
+def worker_listens(root: Path, python: Path) -> bool:
+    """Whether the worker for ``root`` and ``python`` listens now (none is started):
+    then ``python`` imports torch, or that worker would have refused."""
+    usable = _usable(root, python)
+    if usable is None:
+        return False
+    directory, identity = usable
+    return listens(socket_path(directory, identity.key))
 
 
 def _usable(root: Path, python: Path) -> tuple[Path, WorkerIdentity] | None:

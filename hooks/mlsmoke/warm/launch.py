@@ -1,11 +1,14 @@
-"""Start a worker process for the hook, and wait for its first word: ready, or
-refused (kept for an hour, so that the hooks do not try again at every commit)."""
+"""Start a worker process for the hook, and wait for its first word: ready, refused
+(kept for an hour, so that the hooks do not try again at every commit), or taken: a
+worker of the same key is there already (one whose starter went away while it
+imported), and the hook waits for that one to listen instead."""
 
 from __future__ import annotations
 
 import json
 import os
 import select
+import socket
 import subprocess
 import time
 from collections.abc import Sequence
@@ -14,11 +17,13 @@ from typing import Any
 
 from mlsmoke.interpreter import module_command
 from mlsmoke.process_group import TOKEN_VARIABLE
+from mlsmoke.warm import claim
 from mlsmoke.warm.identity import WorkerIdentity, socket_path
 
 SERVER_MODULE = "mlsmoke.warm.server"
 STARTUP_LIMIT = 120.0  # seconds for a new worker to import torch and the dependencies
 REFUSAL_KEPT = 3600.0  # seconds before a refused worker is tried again
+LISTEN_POLL = 0.05  # seconds between looks at a worker that holds the claim
 
 _started: list[subprocess.Popen] = []  # workers this hook started, kept from __del__
 
@@ -63,11 +68,37 @@ def start_worker(
     answer = _first_line(read_end, STARTUP_LIMIT)
     if "ready" in answer:
         return True
+    if "taken" in answer:
+        process.wait()
+        return _listens_soon(path, STARTUP_LIMIT)
     if "refused" in answer:
         (directory / f"{identity.key}.refused").write_text(answer["refused"] + "\n")
     else:
         process.kill()
     return False
+
+
+def _listens_soon(path: Path, limit: float) -> bool:
+    """Whether the worker holding the claim of the socket at ``path`` listens
+    within ``limit`` seconds (False as soon as none holds it)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if listens(path):
+            return True
+        if not claim.held(claim.claim_path(path)):
+            return listens(path)
+        time.sleep(LISTEN_POLL)
+    return False
+
+
+def listens(path: Path) -> bool:
+    """Whether a worker listens at the socket ``path``."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(str(path))
+        except OSError:
+            return False
+    return True
 
 
 def _first_line(fd: int, limit: float) -> dict[str, Any]:

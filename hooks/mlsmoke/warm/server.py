@@ -7,7 +7,10 @@ CUDA not initialised, no project module imported), says so on READY_FD, and serv
 on SOCKET until it has been idle for IDLE seconds, its imports went stale
 (``freshness.py``), a job came from other mlsmoke code than CODE
 (``identity.mlsmoke_code``), its socket was taken away, or it is stopped (SIGTERM,
-``mlsmoke worker stop``). A job's process group is killed when the job ends and when its
+``mlsmoke worker stop``). Before any import it takes the key's claim (``claim.py``):
+when another worker holds it, it says ``taken`` and ends, so that one project never
+imports torch twice, whoever started the worker and whatever became of the starter.
+A job's process group is killed when the job ends and when its
 hook goes away before that. FIRST_USE, and each job's ``first_use``, name what to import
 once idle (``first_use.py``); a job with ``"wait": false`` is refused (``busy``) rather
 than kept waiting for those imports.
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsmoke.process_group import TOKEN_VARIABLE
-from mlsmoke.warm import freshness
+from mlsmoke.warm import claim, freshness
 from mlsmoke.warm.first_use import START_DELAY, FirstUse
 from mlsmoke.process_group import kill_descendants
 from mlsmoke.warm.jobs import (
@@ -63,6 +66,7 @@ class _Worker:
     retiring: str = ""
     code: str = ""  # the mlsmoke code it runs: a job from other code retires it
     first_use: FirstUse = field(default_factory=FirstUse)
+    claim_fd: int | None = None  # released when the worker stops listening
 
 
 _stop_requested = threading.Event()
@@ -71,6 +75,10 @@ _stop_requested = threading.Event()
 def main(argv: Sequence[str]) -> int:
     socket_path, root, idle, ready_fd = argv[:4]
     ready = os.fdopen(int(ready_fd), "w")
+    held = claim.take(claim.claim_path(Path(socket_path)))
+    if held is None:
+        _say(ready, {"taken": "another worker of this project is starting or running"})
+        return 0
     state = {"sys_path": list(sys.path), "worker_pid": os.getpid()}
     refused = preload(json.loads(argv[4]), state) or unsafe(Path(root))
     if refused:
@@ -95,19 +103,22 @@ def main(argv: Sequence[str]) -> int:
         freshness.stamp(socket_path),
         code=argv[5] if len(argv) > 5 else "",
         first_use=FirstUse(json.loads(argv[6]) if len(argv) > 6 else ()),
+        claim_fd=held,
     )
     _say(ready, {"ready": os.getpid()})
     return _serve(worker)
 
 
 def _listen(path: Path) -> socket.socket:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
+    """A listening socket at ``path``, in place of a dead worker's (only the claim's
+    holder gets here). Bound and listening under another name first, so that no
+    client (``worker status`` removes the sockets it cannot reach) finds it deaf."""
+    bound = path.with_name(f"{os.getpid()}.bound")  # no longer than the key's name
+    bound.unlink(missing_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
+    listener.bind(str(bound))
     listener.listen(16)
+    os.replace(bound, path)
     return listener
 
 
@@ -203,6 +214,8 @@ def _retire(worker: _Worker, reason: str) -> None:
         except OSError:
             pass
     worker.listener.close()
+    claim.release(worker.claim_fd)
+    worker.claim_fd = None
 
 
 def _accept(worker: _Worker) -> None:

@@ -22,10 +22,10 @@ from mlsmoke.interpreter import (
     Interpreter,
     candidate_identity,
     configured_python,
-    first_that_imports,
     project_candidates,
 )
 from mlsmoke.overfit.process import ahead
+from mlsmoke.project_process import torch_interpreter
 from mlsmoke.overfit.process.cache import (
     CacheNotWritten,
     PassCache,
@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pending = [gate for gate in gates if gate.name not in results]
     started = time.time()
     for group in _by_interpreter(pending):
-        python = first_that_imports(candidates[group[0].python], ["torch"])
+        python = torch_interpreter(root, candidates[group[0].python])
         if args.verbose:
             print(
                 f"overfit: training in {python.path} ({python.origin})", file=sys.stderr
