@@ -100,6 +100,13 @@ if ddp:
     dist.destroy_process_group()
 """
 NO_SET_EPOCH = Change("train.py", "    if ddp:\n        sampler.set_epoch(epoch)\n", "")
+RANK_ZERO_LOGS = Change(
+    "train.py",
+    "        loss.backward()\n",
+    "        loss.backward()\n"
+    "        if ddp and dist.get_rank() == 0:\n"
+    "            dist.all_reduce(loss.detach())  # a log only rank 0 makes\n",
+)
 SCALED_AGAIN = Change(
     "train.py",
     "lr=lr)",
@@ -212,3 +219,17 @@ def test_an_lr_scaled_by_the_world_size_twice_is_named(tmp_path):
         "lr-scaled-twice",
     ), _text(result)
     assert "lr under 2 ranks is 0.02, 4 times its 0.005 as one process" in _text(result)
+
+
+def test_a_collective_only_rank_0_makes_is_named_by_the_monitored_barrier(tmp_path):
+    result = _sampler_project(tmp_path / "p", RANK_ZERO_LOGS)
+    assert (result["exit"], result["diagnosis"]["code"]) == (
+        1,
+        "collective-mismatch",
+    ), _text(result)
+    assert "rank(s) 0 never reached the step's monitored barrier" in _text(result)
+    assert "rank(s) 1 arrived, rank(s) 0 did not" in _text(result)
+    script = (tmp_path / "p" / "train.py").read_text().splitlines()
+    line = script.index("            dist.all_reduce(loss.detach())  # a log only"
+                        " rank 0 makes") + 1  # fmt: skip
+    assert f"train.py:{line}: dist.all_reduce(loss.detach())" in _text(result)

@@ -115,6 +115,13 @@ BUGS = {
         ["a collective the other ranks did not make",
          "ddp_models.py", "dist.all_reduce(logged)  # only rank 0 gets here"],
     ),
+    "collective-mismatch (named by the monitored barrier)": (
+        {"model": "ddp_models:broadcast_classifier",
+         "step": "ddp_models:rank_zero_evaluates"},
+        ["rank(s) 0 never reached the step's monitored barrier",
+         "rank(s) 1 arrived, rank(s) 0 did not",
+         "dist.barrier()  # an evaluation only rank 0 runs"],
+    ),
 }  # fmt: skip
 
 

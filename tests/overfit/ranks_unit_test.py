@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import time
+from datetime import timedelta
 
 import pytest
 import torch
@@ -13,7 +14,8 @@ from mlsmoke.errors import ConfigError
 from mlsmoke.overfit.process import main as overfit_main
 from mlsmoke.overfit.process import ranks
 from mlsmoke.overfit.process.settings import GateSettings, _resolve
-from mlsmoke.overfit.training.ranks import rank
+from mlsmoke.overfit.training.ranks import agreement, rank
+from mlsmoke.overfit.training.ranks.record import barrier_missing, gave_up_waiting
 from mlsmoke.overfit.verdict.ranks import RankEnd, no_process_group, too_few_gpus
 from mlsmoke.overfit.verdict.ranks.ends import Ranks
 
@@ -131,3 +133,67 @@ def loss(model, batch):
     inputs, targets = batch
     return ((model(inputs) - targets) ** 2).mean()
 """
+
+
+def test_the_step_barrier_is_a_gloo_group_beside_the_default_one():
+    """The group NCCL ranks would get too: gloo, whatever the default backend."""
+    import torch.distributed as dist
+
+    from mlsmoke.overfit.training.ranks.step_barrier import StepBarrier
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        barrier = StepBarrier.beside_default_group(timedelta(seconds=2))
+        assert barrier is not None and barrier.group is not dist.group.WORLD
+        assert dist.get_backend(barrier.group) == "gloo"
+        barrier.wait()  # a world of one passes at once
+        assert agreement.agreeing_at(barrier)(True, False) is True
+    finally:
+        dist.destroy_process_group()
+
+
+def test_without_gloo_the_ranks_agree_with_no_barrier(monkeypatch):
+    import torch.distributed as dist
+
+    from mlsmoke.overfit.training.ranks.step_barrier import StepBarrier
+
+    def no_gloo(*args, **kwargs):
+        raise RuntimeError("Distributed package doesn't have Gloo built in")
+
+    monkeypatch.setattr(dist, "new_group", no_gloo)
+    assert StepBarrier.beside_default_group(timedelta(seconds=1)) is None
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        assert agreement.agreeing_at(None)(False, True) is True
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize(
+    ("error", "missing"),
+    [
+        ("RuntimeError: [Rank 0]: Ranks 1, 3 failed to pass monitoredBarrier in"
+         " 2000 ms", [1, 3]),
+        ("RuntimeError: Rank 2 successfully reached monitoredBarrier, but received"
+         " errors while waiting for send/recv from rank 0. Please check rank 0 logs",
+         [0]),
+        ("RuntimeError: Timed out waiting 2000ms for recv operation", []),
+    ],
+)  # fmt: skip
+def test_the_barrier_error_names_the_missing_ranks(error, missing):
+    assert barrier_missing(error) == missing
+    assert gave_up_waiting(error) == bool(missing) or "Timed out" in error
+
+
+def test_rank_0s_barrier_list_is_preferred_to_the_others_guess():
+    """Rank 1 can only say rank 0 did not answer; rank 0 knows rank 2 is missing."""
+    settings = _gate(**{"world-size": 3})
+    records = [
+        "[Rank 0]: Ranks 2 failed to pass monitoredBarrier in 5000 ms",
+        "Rank 1 successfully reached monitoredBarrier, but received errors while"
+        " waiting for send/recv from rank 0.",
+    ]
+    ends = [RankEnd(r, 0, {"rank": r, "world_size": 3, "error": e})
+            for r, e in enumerate(records)] + [RankEnd(2, None, None)]  # fmt: skip
+    assert Ranks(settings, ends).missed_the_barrier() == [2]
+    assert Ranks(settings, ends[1:]).missed_the_barrier() == [0]
