@@ -74,6 +74,14 @@ class RankRecord:
     lr_ranked: float = 0.0
     lr_alone: float = 0.0
     lr_site: str = ""
+    # Script mode: the project's lines the codes name (script_sites.py): where the
+    # rank's first batch was fetched, where its first backward() was called, where a
+    # gradient was all-reduced by hand, and each seed set before the first backward
+    # as [value, line].
+    batch_site: str = ""
+    backward_site: str = ""
+    hand_reduce_site: str = ""
+    seeds: list[list[Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -39,7 +39,9 @@ from mlsmoke.overfit.training.ranks.epoch_order import EpochOrder
 from mlsmoke.overfit.training.ranks.factories import batchnorm_modules
 from mlsmoke.overfit.training.ranks.observe import ModelObserver, sample_digests
 from mlsmoke.overfit.training.ranks.record import RankRecord, gave_up_waiting
+from mlsmoke.overfit.training.ranks.script_sites import watch_hand_reduce, watch_seeds
 from mlsmoke.overfit.training.ranks.step_barrier import StepBarrier
+from mlsmoke.overfit.training.script_frames import construction_site
 from mlsmoke.overfit.training.script_model import find_model
 from mlsmoke.overfit.training.script_pin import PinnedBatch
 from mlsmoke.overfit.training.script_points import ScriptWatch
@@ -69,8 +71,11 @@ class ScriptRank:
 
     @contextmanager
     def points(self, watch: ScriptWatch, pin: PinnedBatch) -> Iterator[None]:
-        undo = [self._time_limited_init(), self._observe_from_first_backward(watch)]
+        undo = [self._time_limited_init(), self._observe_from_first_backward(watch),
+                watch_seeds(self.record, watch),
+                watch_hand_reduce(self.record, watch)]  # fmt: skip
         pin.epochs = self.epochs = EpochOrder(watch.root)
+        pin.root = watch.root
         agreement.current = self._agree_within_group
         try:
             yield
@@ -129,6 +134,10 @@ class ScriptRank:
         original = torch.autograd.backward
 
         def backward(*args: Any, **kwargs: Any) -> None:
+            if not self.record.backward_site:
+                self.record.backward_site = construction_site(
+                    watch.root, sys._getframe(1), frames=1
+                )
             if self.observer is None and watch.optimizer is not None:
                 self._observe(watch, sys._getframe(1))
             original(*args, **kwargs)
@@ -161,7 +170,7 @@ class ScriptRank:
             record.error = f"{type(error).__name__}: {error}"
             frames = stacks.user_frames(stacks.traceback_frames(error.__traceback__))
             record.traceback = "\n".join(str(frame) for frame in frames)
-        record.sampler = pin.sampler
+        record.sampler, record.batch_site = pin.sampler, pin.fetch_site
         if self.epochs is not None:
             record.epoch_orders, record.epoch_sites = (
                 self.epochs.orders,
