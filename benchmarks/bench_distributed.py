@@ -159,6 +159,6 @@ def run_gate(project: Path, world_size: int, *args: str) -> tuple[ProcessRun, in
 
 def _code(run: ProcessRun, gate: str) -> str:
     for line in run.stdout.splitlines():
-        if line.startswith(f"overfit {gate}:"):
-            return line.split()[-1]
+        if line.startswith(f"overfit {gate}:"):  # overfit hang: FAIL rank-failed ...
+            return (line.split() + ["?"] * 4)[3]
     return "?"
