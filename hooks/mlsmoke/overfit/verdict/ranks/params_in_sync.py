@@ -40,14 +40,11 @@ def diagnose(ranks: Ranks) -> Diagnosis | None:
 def seeded_apart(ranks: Ranks) -> str:
     """``train.py:210 (rank 0: 1337, rank 1: 1338)``: the first line whose seed
     differed across ranks before the first backward (script mode); "" if none."""
-    first, *others = ranks.records
-    for index, (value, site) in enumerate(first.seeds):
-        values = [r.seeds[index][0] for r in others
-                  if len(r.seeds) > index and r.seeds[index][1] == site]  # fmt: skip
-        if values and any(v != value for v in values):
-            each = ", ".join(
-                f"rank {r.rank}: {v}" for r, v in zip(ranks.records, [value, *values])
-            )
+    for index, (_, site) in enumerate(ranks.records[0].seeds):
+        values = {r.rank: r.seeds[index][0] for r in ranks.records
+                  if len(r.seeds) > index and r.seeds[index][1] == site}  # fmt: skip
+        if len(set(values.values())) > 1:
+            each = ", ".join(f"rank {rank}: {v}" for rank, v in values.items())
             return f"{site} ({each})"
     return ""
 
