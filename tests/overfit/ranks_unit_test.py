@@ -161,9 +161,9 @@ def test_without_gloo_the_ranks_agree_with_no_barrier(monkeypatch):
         raise RuntimeError("Distributed package doesn't have Gloo built in")
 
     monkeypatch.setattr(dist, "new_group", no_gloo)
-    assert StepBarrier.beside_default_group(timedelta(seconds=1)) is None
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     try:
+        assert StepBarrier.beside_default_group(timedelta(seconds=1)) is None
         assert agreement.agreeing_at(None)(False, True) is True
     finally:
         dist.destroy_process_group()
@@ -219,3 +219,34 @@ def test_the_line_that_seeded_the_ranks_apart_is_named() -> None:
     ends[1].record["seeds"][1][0] = 1337  # the same seeds: no line is guessed
     found = params_in_sync.diagnose(Ranks(_gate(**{"world-size": 2}), ends))
     assert found is not None and "seeded apart" not in found.summary
+
+
+def test_a_barrier_one_rank_cannot_make_is_used_by_none(tmp_path):
+    """Rank 1 cannot make the barrier's group: neither rank waits at a barrier."""
+    import torch.multiprocessing as mp
+
+    mp.start_processes(_make_the_barrier, args=(str(tmp_path / "store"),), nprocs=2,
+                       start_method="fork")  # fmt: skip
+
+
+def _make_the_barrier(rank: int, store: str) -> None:
+    import torch.distributed as dist
+
+    from mlsmoke.overfit.training.ranks.step_barrier import StepBarrier
+
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank,
+                            world_size=2, timeout=timedelta(seconds=5))  # fmt: skip
+    if rank == 1:
+        dist.new_group = _fails_after(dist.new_group)
+    assert StepBarrier.beside_default_group(timedelta(seconds=2)) is None
+    dist.destroy_process_group()
+
+
+def _fails_after(new_group):
+    """Rank 0's group is made (rank 1 joins it); rank 1's own attempt then fails."""
+
+    def made_then_failed(*args, **kwargs):
+        new_group(*args, **kwargs)
+        raise RuntimeError("Distributed package doesn't have Gloo built in")
+
+    return made_then_failed

@@ -16,6 +16,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import torch
 import torch.distributed as dist
 
 
@@ -26,11 +27,14 @@ class StepBarrier:
     @classmethod
     def beside_default_group(cls, timeout: timedelta) -> StepBarrier | None:
         """The barrier on a new gloo group of every rank; None where gloo cannot make
-        one (the ranks then rely on collective-timeout alone). Every rank must call
-        this at the same point, as ``new_group`` asks."""
+        one on some rank (the ranks then rely on collective-timeout alone). Every
+        rank must call this at the same point, as ``new_group`` asks; the ranks agree
+        on the outcome, so that none waits at a barrier the others skip."""
         try:
             group = dist.new_group(backend="gloo", timeout=timeout)
         except Exception:  # no gloo in this build: the time limit still holds
+            group = None
+        if not _made_on_every_rank(group is not None):
             return None
         return cls(group, timeout)
 
@@ -40,3 +44,10 @@ class StepBarrier:
         dist.monitored_barrier(
             group=self.group, timeout=self.timeout, wait_all_ranks=True
         )
+
+
+def _made_on_every_rank(made: bool) -> bool:
+    on = "cuda" if dist.get_backend() == "nccl" else "cpu"
+    votes = torch.tensor([int(made)], device=on)
+    dist.all_reduce(votes, op=dist.ReduceOp.MIN)
+    return bool(votes.item())
