@@ -54,20 +54,16 @@ def loader():
 
 
 def rank_one_hangs(model, batch):
-    import torch.nn.functional as F
-
     if dist.get_rank() == 1:
         time.sleep(3600)
     x, y = batch
-    return F.cross_entropy(model(x), y)
+    return model(x, y)[1]  # the template's model returns (logits, loss)
 
 
 def rank_zero_evaluates(model, batch, optimizer):
-    import torch.nn.functional as F
-
     x, y = batch
     optimizer.zero_grad()
-    loss = F.cross_entropy(model(x), y)
+    loss = model(x, y)[1]
     loss.backward()
     optimizer.step()
     if dist.get_rank() == 0:
