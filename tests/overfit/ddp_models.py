@@ -118,10 +118,55 @@ def rank_zero_logs_loss(model: nn.Module, batch) -> torch.Tensor:
     return loss
 
 
+def rank_zero_evaluates(model, batch, optimizer) -> torch.Tensor:
+    """Averages by hand, then waits for the other ranks on rank 0 only."""
+    loss = averaging_step(model, batch, optimizer)
+    if dist.get_rank() == 0:
+        dist.barrier()  # an evaluation only rank 0 runs
+    return loss
+
+
 class BatchNormClassifier(Classifier):
     def __init__(self) -> None:
         super().__init__()
         self.body = nn.Sequential(nn.Linear(FEATURES, 32), nn.BatchNorm1d(32))
+
+
+class CpuSyncBatchNorm(nn.SyncBatchNorm):
+    """SyncBatchNorm as its CUDA kernel computes it, on the CPU over gloo (torch's
+    raises on CPU input): the batch statistics are the sums over every rank's samples,
+    all-reduced in the forward, and their gradients all-reduced in the backward."""
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
+        if not (self.training and dist.is_initialized() and dist.get_world_size() > 1):
+            return nn.modules.batchnorm._BatchNorm.forward(self, input)
+        from torch.distributed.nn.functional import all_reduce
+
+        count = all_reduce(torch.tensor(float(input.shape[0])))
+        mean = all_reduce(input.sum(0)) / count  # (C,)
+        var = all_reduce(((input - mean) ** 2).sum(0)) / count  # biased, as BN's
+        with torch.no_grad():
+            self.num_batches_tracked.add_(1)
+            self.running_mean.lerp_(mean, self.momentum)
+            self.running_var.lerp_(var * count / (count - 1), self.momentum)
+        normalized = (input - mean) / torch.sqrt(var + self.eps)
+        return normalized * self.weight + self.bias
+
+
+def sync_batchnorm_classifier() -> nn.Module:
+    """BatchNormClassifier converted by torch, its SyncBatchNorm simulated on the CPU,
+    wrapped in DDP. DDP refuses SyncBatchNorm on CPU modules: its check is lifted
+    for this one construction (on GPUs there is nothing to lift)."""
+    model = nn.SyncBatchNorm.convert_sync_batchnorm(BatchNormClassifier())
+    for module in model.modules():
+        if type(module) is nn.SyncBatchNorm:
+            module.__class__ = CpuSyncBatchNorm
+    gpu_only = DistributedDataParallel._passing_sync_batchnorm_handle
+    DistributedDataParallel._passing_sync_batchnorm_handle = lambda ddp, module: None
+    try:
+        return DistributedDataParallel(model)
+    finally:
+        DistributedDataParallel._passing_sync_batchnorm_handle = gpu_only
 
 
 def loss_times_world_size(model: nn.Module, batch) -> torch.Tensor:

@@ -100,6 +100,41 @@ if ddp:
     dist.destroy_process_group()
 """
 NO_SET_EPOCH = Change("train.py", "    if ddp:\n        sampler.set_epoch(epoch)\n", "")
+SUMMED_BY_HAND = [
+    Change("train.py", "    model = DDP(model)\n", "    pass\n"),
+    Change(
+        "train.py",
+        "        loss.backward()\n",
+        "        loss.backward()\n"
+        "        if ddp:\n"
+        "            for p in model.parameters():\n"
+        "                dist.all_reduce(p.grad)  # never divided\n",
+    ),
+]
+UNUSED_HEAD = Change(
+    "train.py",
+    "model = torch.nn.Sequential(\n"
+    "    torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))\n",
+    "class WithUnusedHead(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.body = torch.nn.Sequential(\n"
+    "            torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))\n"
+    "        self.aux_head = torch.nn.Linear(32, 2)  # never called\n"
+    "\n"
+    "    def forward(self, x):\n"
+    "        return self.body(x)\n"
+    "\n"
+    "\n"
+    "model = WithUnusedHead()\n",
+)
+RANK_ZERO_LOGS = Change(
+    "train.py",
+    "        loss.backward()\n",
+    "        loss.backward()\n"
+    "        if ddp and dist.get_rank() == 0:\n"
+    "            dist.all_reduce(loss.detach())  # a log only rank 0 makes\n",
+)
 SCALED_AGAIN = Change(
     "train.py",
     "lr=lr)",
@@ -162,28 +197,35 @@ def test_a_correct_ddp_branch_passes_on_two_ranks(tmp_path):
     assert "; rank 1 " in result["output"]
 
 
+# Each bug, what the report says, and the script's line it names (its text).
 BUGS = {
     "no-sync-misplaced": (
         ON_CPU,
         "every one of its 2 backward passes synced the gradients",
+        None,
     ),
     "missing-distributed-sampler": (
         [*CORRECT, SAME_SEED_ON_EVERY_RANK],
-        "all 2 ranks trained on the same batch",
+        "all 2 ranks trained on the same batch, fetched at train.py:{line}:",
+        'X, Y = get_batch("train")',
     ),
     "params-out-of-sync": (
         [*CORRECT[:1], *AVERAGED_BY_HAND],
-        "differ between rank 0 and rank(s) 1 after construction",
+        "differ between rank 0 and rank(s) 1 after construction; the ranks were"
+        " seeded apart at train.py:{line} (rank 0: ",
+        "torch.manual_seed(1337 + seed_offset)",
     ),
 }
 
 
 @pytest.mark.parametrize("case", BUGS, ids=BUGS.keys())
 def test_a_bug_of_the_ddp_branch_fails_with_its_code(tmp_path, case):
-    changes, phrase = BUGS[case]
+    changes, phrase, line = BUGS[case]
     result = gate(tmp_path / "gpt", *changes)
     assert (result["exit"], result["diagnosis"]["code"]) == (1, case), _text(result)
-    assert phrase in _text(result)
+    script = (tmp_path / "gpt" / "train.py").read_text().splitlines()
+    number = script.index(line) + 1 if line else 0
+    assert phrase.format(line=number) in _text(result)
 
 
 def test_a_sampler_told_each_epoch_passes(tmp_path):
@@ -212,3 +254,47 @@ def test_an_lr_scaled_by_the_world_size_twice_is_named(tmp_path):
         "lr-scaled-twice",
     ), _text(result)
     assert "lr under 2 ranks is 0.02, 4 times its 0.005 as one process" in _text(result)
+    script = (tmp_path / "p" / "train.py").read_text().splitlines()
+    line = next(i for i, text in enumerate(script) if "torch.optim.Adam(" in text)
+    assert f"(built at train.py:{line + 1})" in _text(result)
+
+
+SCRIPT_BUGS = {
+    "gradient-not-averaged": (
+        SUMMED_BY_HAND,
+        "sees the sum over the 2 ranks, not their mean (2 times too large);"
+        " all-reduced by hand at train.py:{line}",
+        "                dist.all_reduce(p.grad)  # never divided",
+    ),
+    "unused-parameters": (
+        [UNUSED_HEAD],
+        "module(s) aux_head; DDP stops at the next step, at ",
+        "        loss = torch.nn.functional.cross_entropy(model(x), y)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", SCRIPT_BUGS, ids=SCRIPT_BUGS.keys())
+def test_a_bug_of_a_sampler_script_is_named_with_its_line(tmp_path, case):
+    changes, phrase, line = SCRIPT_BUGS[case]
+    result = _sampler_project(tmp_path / "p", *changes)
+    assert (result["exit"], result["diagnosis"]["code"]) == (1, case), _text(result)
+    script = (tmp_path / "p" / "train.py").read_text().splitlines()
+    number = script.index(line) + 1
+    assert phrase.format(line=number) in _text(result)
+    if case == "unused-parameters":  # the forward DDP stopped in
+        assert f"train.py:{number}: {line.strip()}" in _text(result)
+
+
+def test_a_collective_only_rank_0_makes_is_named_by_the_monitored_barrier(tmp_path):
+    result = _sampler_project(tmp_path / "p", RANK_ZERO_LOGS)
+    assert (result["exit"], result["diagnosis"]["code"]) == (
+        1,
+        "collective-mismatch",
+    ), _text(result)
+    assert "rank(s) 0 never reached the step's monitored barrier" in _text(result)
+    assert "rank(s) 1 arrived, rank(s) 0 did not" in _text(result)
+    script = (tmp_path / "p" / "train.py").read_text().splitlines()
+    line = script.index("            dist.all_reduce(loss.detach())  # a log only"
+                        " rank 0 makes") + 1  # fmt: skip
+    assert f"train.py:{line}: dist.all_reduce(loss.detach())" in _text(result)

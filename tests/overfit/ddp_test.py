@@ -115,6 +115,13 @@ BUGS = {
         ["a collective the other ranks did not make",
          "ddp_models.py", "dist.all_reduce(logged)  # only rank 0 gets here"],
     ),
+    "collective-mismatch (named by the monitored barrier)": (
+        {"model": "ddp_models:broadcast_classifier",
+         "step": "ddp_models:rank_zero_evaluates"},
+        ["rank(s) 0 never reached the step's monitored barrier",
+         "rank(s) 1 arrived, rank(s) 0 did not",
+         "dist.barrier()  # an evaluation only rank 0 runs"],
+    ),
 }  # fmt: skip
 
 
@@ -143,6 +150,14 @@ def test_batchnorm_on_small_per_rank_batches_warns(tmp_path, monkeypatch):
     _, result = _gate(root, monkeypatch)
     warnings = {w["code"]: w["message"] for w in result["warnings"]}
     assert "body.1" in warnings["sync-batchnorm"]
+
+
+def test_a_sync_batchnorm_model_passes_without_the_warning(tmp_path, monkeypatch):
+    """SyncBatchNorm normalizes over both ranks' samples (simulated on the CPU)."""
+    root = _project(tmp_path / "p", model="ddp_models:sync_batchnorm_classifier")
+    code, result = _gate(root, monkeypatch)
+    assert (code, result["diagnosis"]["code"]) == (0, "memorized"), _text(result)
+    assert not [w for w in result["warnings"] if w["code"] == "sync-batchnorm"]
 
 
 def test_every_distributed_code_is_tested_here() -> None:
@@ -181,3 +196,30 @@ def test_a_model_callable_that_starts_the_process_group_is_named(tmp_path, monke
     assert (code, result["diagnosis"]["code"]) == (1, "train-error"), _text(result)
     assert "default process group twice" in _text(result)
     assert 'dist.init_process_group("gloo")' in _text(result)  # the project's line
+
+
+def test_the_simulated_sync_batchnorm_normalizes_over_every_rank(tmp_path):
+    """On 2 gloo ranks, each rank's output and input gradient equal those of one
+    BatchNorm over both ranks' samples: what SyncBatchNorm's CUDA kernel gives."""
+    import torch.multiprocessing as mp
+
+    mp.start_processes(_compare_with_one_batchnorm, args=(str(tmp_path / "store"),),
+                       nprocs=2, start_method="fork")  # fmt: skip
+
+
+def _compare_with_one_batchnorm(rank: int, store: str) -> None:
+    import torch
+    import torch.distributed as dist
+    from ddp_models import CpuSyncBatchNorm
+
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank,
+                            world_size=2)  # fmt: skip
+    both = torch.randn(8, 3, generator=torch.Generator().manual_seed(0)) * 3 + 1
+    whole = both.clone().requires_grad_()
+    torch.nn.BatchNorm1d(3)(whole).pow(3).sum().backward()
+    mine = both[rank * 4 : rank * 4 + 4].clone().requires_grad_()
+    output = CpuSyncBatchNorm(3)(mine)
+    output.pow(3).sum().backward()
+    torch.testing.assert_close(output, torch.nn.BatchNorm1d(3)(both)[rank * 4 :][:4])
+    torch.testing.assert_close(mine.grad, whole.grad[rank * 4 : rank * 4 + 4])
+    dist.destroy_process_group()

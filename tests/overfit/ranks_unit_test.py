@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import time
+from datetime import timedelta
 
 import pytest
 import torch
@@ -13,7 +14,8 @@ from mlsmoke.errors import ConfigError
 from mlsmoke.overfit.process import main as overfit_main
 from mlsmoke.overfit.process import ranks
 from mlsmoke.overfit.process.settings import GateSettings, _resolve
-from mlsmoke.overfit.training.ranks import rank
+from mlsmoke.overfit.training.ranks import agreement, rank
+from mlsmoke.overfit.training.ranks.record import barrier_missing, gave_up_waiting
 from mlsmoke.overfit.verdict.ranks import RankEnd, no_process_group, too_few_gpus
 from mlsmoke.overfit.verdict.ranks.ends import Ranks
 
@@ -131,3 +133,120 @@ def loss(model, batch):
     inputs, targets = batch
     return ((model(inputs) - targets) ** 2).mean()
 """
+
+
+def test_the_step_barrier_is_a_gloo_group_beside_the_default_one():
+    """The group NCCL ranks would get too: gloo, whatever the default backend."""
+    import torch.distributed as dist
+
+    from mlsmoke.overfit.training.ranks.step_barrier import StepBarrier
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        barrier = StepBarrier.beside_default_group(timedelta(seconds=2))
+        assert barrier is not None and barrier.group is not dist.group.WORLD
+        assert dist.get_backend(barrier.group) == "gloo"
+        barrier.wait()  # a world of one passes at once
+        assert agreement.agreeing_at(barrier)(True, False) is True
+    finally:
+        dist.destroy_process_group()
+
+
+def test_without_gloo_the_ranks_agree_with_no_barrier(monkeypatch):
+    import torch.distributed as dist
+
+    from mlsmoke.overfit.training.ranks.step_barrier import StepBarrier
+
+    def no_gloo(*args, **kwargs):
+        raise RuntimeError("Distributed package doesn't have Gloo built in")
+
+    monkeypatch.setattr(dist, "new_group", no_gloo)
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        assert StepBarrier.beside_default_group(timedelta(seconds=1)) is None
+        assert agreement.agreeing_at(None)(False, True) is True
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize(
+    ("error", "missing"),
+    [
+        ("RuntimeError: [Rank 0]: Ranks 1, 3 failed to pass monitoredBarrier in"
+         " 2000 ms", [1, 3]),
+        ("RuntimeError: Rank 2 successfully reached monitoredBarrier, but received"
+         " errors while waiting for send/recv from rank 0. Please check rank 0 logs",
+         [0]),
+        ("RuntimeError: Timed out waiting 2000ms for recv operation", []),
+    ],
+)  # fmt: skip
+def test_the_barrier_error_names_the_missing_ranks(error, missing):
+    assert barrier_missing(error) == missing
+    assert gave_up_waiting(error)  # each ends the rank's wait for the others
+
+
+def test_rank_0s_barrier_list_is_preferred_to_the_others_guess():
+    """Rank 1 can only say rank 0 did not answer; rank 0 knows rank 2 is missing."""
+    settings = _gate(**{"world-size": 3})
+    records = [
+        "[Rank 0]: Ranks 2 failed to pass monitoredBarrier in 5000 ms",
+        "Rank 1 successfully reached monitoredBarrier, but received errors while"
+        " waiting for send/recv from rank 0.",
+    ]
+    ends = [RankEnd(r, 0, {"rank": r, "world_size": 3, "error": e})
+            for r, e in enumerate(records)] + [RankEnd(2, None, None)]  # fmt: skip
+    assert Ranks(settings, ends).missed_the_barrier() == [2]
+    assert Ranks(settings, ends[1:]).missed_the_barrier() == [0]
+
+
+def _records(*each: dict) -> list[RankEnd]:
+    return [RankEnd(rank, 0, {"rank": rank, "world_size": len(each), **fields})
+            for rank, fields in enumerate(each)]  # fmt: skip
+
+
+def test_the_line_that_seeded_the_ranks_apart_is_named() -> None:
+    from mlsmoke.overfit.verdict.ranks import params_in_sync
+
+    shared = [0, "train.py:3"]
+    ends = _records(
+        {"hashes": ["a"], "seeds": [shared, [1337, "train.py:9"]]},
+        {"hashes": ["b"], "seeds": [shared, [1338, "train.py:9"]]},
+    )
+    found = params_in_sync.diagnose(Ranks(_gate(**{"world-size": 2}), ends))
+    assert found is not None and found.summary.endswith(
+        "; the ranks were seeded apart at train.py:9 (rank 0: 1337, rank 1: 1338)"
+    )
+    ends[1].record["seeds"][1][0] = 1337  # the same seeds: no line is guessed
+    found = params_in_sync.diagnose(Ranks(_gate(**{"world-size": 2}), ends))
+    assert found is not None and "seeded apart" not in found.summary
+
+
+def test_a_barrier_one_rank_cannot_make_is_used_by_none(tmp_path):
+    """Rank 1 cannot make the barrier's group: neither rank waits at a barrier."""
+    import torch.multiprocessing as mp
+
+    mp.start_processes(_make_the_barrier, args=(str(tmp_path / "store"),), nprocs=2,
+                       start_method="fork")  # fmt: skip
+
+
+def _make_the_barrier(rank: int, store: str) -> None:
+    import torch.distributed as dist
+
+    from mlsmoke.overfit.training.ranks.step_barrier import StepBarrier
+
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank,
+                            world_size=2, timeout=timedelta(seconds=5))  # fmt: skip
+    if rank == 1:
+        dist.new_group = _fails_after(dist.new_group)
+    assert StepBarrier.beside_default_group(timedelta(seconds=2)) is None
+    dist.destroy_process_group()
+
+
+def _fails_after(new_group):
+    """Rank 0's group is made (rank 1 joins it); rank 1's own attempt then fails."""
+
+    def made_then_failed(*args, **kwargs):
+        new_group(*args, **kwargs)
+        raise RuntimeError("Distributed package doesn't have Gloo built in")
+
+    return made_then_failed

@@ -15,11 +15,16 @@ import ast
 import copy
 import functools
 import importlib
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from torch.utils.data import DataLoader
+
+from mlsmoke.overfit.training.script_frames import construction_site
 
 PIN_HOOK = "__mlsmoke_pin__"  # the name the rewritten script calls its wrapper by
 
@@ -39,9 +44,13 @@ class PinnedBatch:
     sampler: str = ""  # the class of the pinned DataLoader's sampler
     epochs: Any = None  # under ranks, an EpochOrder (ranks/epoch_order.py)
     loader: int | None = field(default=None, repr=False)  # id of the pinned loader
+    root: Path | None = None  # under ranks: the project's, for fetch_site
+    fetch_site: str = ""  # under ranks: the project's line that fetched the batch
 
-    def keep(self, batch: Any, source: str) -> None:
+    def keep(self, batch: Any, source: str, fetcher: FrameType | None = None) -> None:
         self.batch, self.source, self.fetched = batch, source, True
+        if self.root is not None:
+            self.fetch_site = construction_site(self.root, fetcher, frames=1)
 
     def copy(self) -> Any:
         """A copy of the batch: a script may change what it fetched in place."""
@@ -55,7 +64,8 @@ def pinned(function: Callable[..., Any], pin: PinnedBatch) -> Callable[..., Any]
     @functools.wraps(function)
     def first_result(*args: Any, **kwargs: Any) -> Any:
         if not pin.fetched:
-            pin.keep(function(*args, **kwargs), f"{function.__name__}()")
+            fetched = function(*args, **kwargs)
+            pin.keep(fetched, f"{function.__name__}()", sys._getframe(1))
         return pin.copy()
 
     return first_result
@@ -115,7 +125,8 @@ def pin_first_loader(pin: PinnedBatch) -> Callable[[], None]:
         if not pin.fetched:
             pin.sampler = sampler_name(loader)
             try:
-                pin.keep(next(iter(original(loader))), "the first DataLoader")
+                first = next(iter(original(loader)))
+                pin.keep(first, "the first DataLoader", sys._getframe(1))
             except StopIteration:
                 pin.loader = None  # an empty loader pins nothing
                 return original(loader)

@@ -32,6 +32,7 @@ from mlsmoke.overfit.training.ranks.observe import sample_digests
 from mlsmoke.overfit.training.ranks.record import RankRecord, gave_up_waiting
 from mlsmoke.overfit.training.ranks.script_rank import RankDone as ScriptRankDone
 from mlsmoke.overfit.training.ranks.script_rank import ScriptRank
+from mlsmoke.overfit.training.ranks.step_barrier import StepBarrier
 from mlsmoke.overfit.verdict.result import CONFIG_ERROR
 
 
@@ -72,6 +73,7 @@ def run_rank(
             timeout = timedelta(seconds=settings.collective_timeout)
             dist.init_process_group(backend_for(device), timeout=timeout)
             hooks = _RankRun(record, settings, device)
+            hooks.barrier = StepBarrier.beside_default_group(timeout)
             result, _ = run_gate(settings, device, on_step, deadline=deadline,
                                  ranks=hooks)  # fmt: skip
         record.result = result.to_json()
@@ -105,6 +107,7 @@ class _RankRun:
         self.record, self.settings = record, settings
         wrap = settings.step is None
         self.rank_factories = RankFactories(record, settings.seed, device, wrap)
+        self.barrier: StepBarrier | None = None
         self.ran = False
 
     def factories(self, loaded: dict[str, Callable[..., Any]]) -> dict[str, Any]:
@@ -121,7 +124,7 @@ class _RankRun:
         self.ran = True
         factories = (*factories[:3], self.rank_factories.optimizer(factories[3]))
         self.rank_factories.active = True
-        agreement.current = agreement.agree
+        agreement.current = agreement.agreeing_at(self.barrier)
         try:
             evidence = train(*factories, **options)
         finally:

@@ -6,17 +6,32 @@ decisions over plain values.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# What a collective raises when another rank never came, or went away.
+# What a collective raises when another rank never came, or went away; the step's
+# monitored barrier (``step_barrier.py``) says so in its own words.
 COLLECTIVE_GAVE_UP = ("Timed out", "timed out", "Connection closed by peer",
-                      "Connection reset by peer", "DistNetworkError")  # fmt: skip
+                      "Connection reset by peer", "DistNetworkError",
+                      "monitoredBarrier")  # fmt: skip
+_BARRIER_LIST = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier")
+_BARRIER_ROOT = re.compile(r"reached monitoredBarrier, but .* from rank (\d+)")
 
 
 def gave_up_waiting(error: str) -> bool:
     """Whether ``error`` is a collective that gave up on the other ranks."""
     return any(text in error for text in COLLECTIVE_GAVE_UP)
+
+
+def barrier_missing(error: str) -> list[int]:
+    """The ranks a monitored barrier's ``error`` names as not arrived: rank 0 lists
+    them; another rank can only name rank 0, which did not answer. [] otherwise."""
+    listed = _BARRIER_LIST.search(error)
+    if listed is not None:
+        return [int(rank) for rank in re.findall(r"\d+", listed.group(1))]
+    root = _BARRIER_ROOT.search(error)
+    return [int(root.group(1))] if root is not None else []
 
 
 @dataclass
@@ -59,6 +74,14 @@ class RankRecord:
     lr_ranked: float = 0.0
     lr_alone: float = 0.0
     lr_site: str = ""
+    # Script mode: the project's lines the codes name (script_sites.py): where the
+    # rank's first batch was fetched, where its first backward() was called, where a
+    # gradient was all-reduced by hand, and each seed set before the first backward
+    # as [value, line].
+    batch_site: str = ""
+    backward_site: str = ""
+    hand_reduce_site: str = ""
+    seeds: list[list[Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -39,6 +39,9 @@ from mlsmoke.overfit.training.ranks.epoch_order import EpochOrder
 from mlsmoke.overfit.training.ranks.factories import batchnorm_modules
 from mlsmoke.overfit.training.ranks.observe import ModelObserver, sample_digests
 from mlsmoke.overfit.training.ranks.record import RankRecord, gave_up_waiting
+from mlsmoke.overfit.training.ranks.script_sites import watch_hand_reduce, watch_seeds
+from mlsmoke.overfit.training.ranks.step_barrier import StepBarrier
+from mlsmoke.overfit.training.script_frames import construction_site
 from mlsmoke.overfit.training.script_model import find_model
 from mlsmoke.overfit.training.script_pin import PinnedBatch
 from mlsmoke.overfit.training.script_points import ScriptWatch
@@ -64,12 +67,16 @@ class ScriptRank:
         self.world_size = record.world_size
         self.observer: ModelObserver | None = None
         self.epochs: EpochOrder | None = None
+        self.barrier: StepBarrier | None = None
 
     @contextmanager
     def points(self, watch: ScriptWatch, pin: PinnedBatch) -> Iterator[None]:
-        undo = [self._time_limited_init(), self._observe_from_first_backward(watch)]
+        undo = [self._time_limited_init(), self._observe_from_first_backward(watch),
+                watch_seeds(self.record, watch),
+                watch_hand_reduce(self.record, watch)]  # fmt: skip
         pin.epochs = self.epochs = EpochOrder(watch.root)
-        agreement.current = _agree_within_group
+        pin.root = watch.root
+        agreement.current = self._agree_within_group
         try:
             yield
         finally:
@@ -96,6 +103,12 @@ class ScriptRank:
             except Exception:  # a script that cannot run alone: the lr is not known
                 pass
 
+    def _agree_within_group(self, wants: bool, must: bool) -> bool:
+        """The ranks' agreement, in the script's process group; alone without one."""
+        if not dist.is_initialized():
+            return wants or must
+        return agreement.agreeing_at(self.barrier)(wants, must)
+
     def _time_limited_init(self) -> Callable[[], None]:
         original = dist.init_process_group
         limit = timedelta(seconds=self.settings.collective_timeout)
@@ -110,6 +123,7 @@ class ScriptRank:
                 if ADDRESS_IN_USE in str(error).lower():
                     raise PortTaken(str(error)) from None
                 raise
+            self.barrier = StepBarrier.beside_default_group(limit)
 
         owners = [dist, dist.distributed_c10d]
         for owner in owners:
@@ -120,6 +134,10 @@ class ScriptRank:
         original = torch.autograd.backward
 
         def backward(*args: Any, **kwargs: Any) -> None:
+            if not self.record.backward_site:
+                self.record.backward_site = construction_site(
+                    watch.root, sys._getframe(1), frames=1
+                )
             if self.observer is None and watch.optimizer is not None:
                 self._observe(watch, sys._getframe(1))
             original(*args, **kwargs)
@@ -152,7 +170,7 @@ class ScriptRank:
             record.error = f"{type(error).__name__}: {error}"
             frames = stacks.user_frames(stacks.traceback_frames(error.__traceback__))
             record.traceback = "\n".join(str(frame) for frame in frames)
-        record.sampler = pin.sampler
+        record.sampler, record.batch_site = pin.sampler, pin.fetch_site
         if self.epochs is not None:
             record.epoch_orders, record.epoch_sites = (
                 self.epochs.orders,
@@ -164,13 +182,6 @@ class ScriptRank:
                 record.batch_digest, record.sample_digests = sample_digests(pin.batch)
             except Exception:  # a batch that is not tensors: nothing to compare
                 pass
-
-
-def _agree_within_group(wants: bool, must: bool) -> bool:
-    """The ranks' agreement, in the script's process group; alone without one."""
-    if not dist.is_initialized():
-        return wants or must
-    return agreement.agree(wants, must)
 
 
 def _ddp_around(model: torch.nn.Module, frame: Any) -> DistributedDataParallel | None:

@@ -1,9 +1,11 @@
 """A collective that only some ranks reach, or that they reach in different orders.
 
-Either a rank gave up waiting in it (collective-timeout), or gloo found that the ranks'
-collectives did not match and aborted the rank (SIGABRT inside torch.distributed).
-Each rank's frames show where it was; the innermost line of the project's code among
-them is the collective inside an ``if rank == 0:``."""
+Either a rank gave up waiting in it (collective-timeout), the step's monitored barrier
+found ranks that never reached the step (``training/ranks/step_barrier.py``), or gloo
+found that the ranks' collectives did not match and aborted the rank (SIGABRT inside
+torch.distributed). Each rank's frames show where it was; the innermost line of the
+project's code among them, the missing ranks' first, is the collective inside an
+``if rank == 0:``."""
 
 from __future__ import annotations
 
@@ -21,17 +23,24 @@ def diagnose(ranks: Ranks) -> Diagnosis | None:
     others = [end for end in ranks.ends if end not in stuck]
     if not stuck or any(_failed(end) for end in others):
         return None  # a rank that failed on its own: rank-failed names it
-    where = next((ranks.innermost_line(end) for end in stuck
+    missing = ranks.missed_the_barrier()
+    first = sorted(stuck, key=lambda end: end.rank not in missing)
+    where = next((ranks.innermost_line(end) for end in first
                   if ranks.innermost_line(end)), "")  # fmt: skip
-    names = ", ".join(str(end.rank) for end in stuck)
-    summary = (
-        f"rank(s) {names} stopped in a collective the other ranks did not make"
-        + (f", at {where}" if where else "")
-    )
+    if missing:
+        summary = (
+            f"rank(s) {_names(missing)} never reached the step's monitored barrier:"
+            " stopped in a collective the other ranks did not make"
+        )
+    else:
+        names = _names([end.rank for end in stuck])
+        summary = (
+            f"rank(s) {names} stopped in a collective the other ranks did not make"
+        )
     return Diagnosis(
         CODE,
-        summary,
-        ranks.stacks_evidence(),
+        summary + (f", at {where}" if where else ""),
+        ranks.barrier_evidence() + ranks.stacks_evidence(),
         [
             "every rank must make every collective (all_reduce, barrier, broadcast),"
             " in the same order: move it out of `if rank == 0:`, or make it on every"
@@ -50,3 +59,7 @@ def _waited(end: RankEnd) -> bool:
 
 def _failed(end: RankEnd) -> bool:
     return end.record is None or bool(end.record.get("error"))
+
+
+def _names(ranks: list[int]) -> str:
+    return ", ".join(map(str, ranks))

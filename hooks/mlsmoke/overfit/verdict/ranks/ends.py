@@ -8,7 +8,7 @@ from typing import Any
 
 from mlsmoke.overfit.process import stacks
 from mlsmoke.overfit.process.settings import GateSettings
-from mlsmoke.overfit.training.ranks.record import RankRecord
+from mlsmoke.overfit.training.ranks.record import RankRecord, barrier_missing
 from mlsmoke.overfit.verdict.result import Result
 from mlsmoke.signals import signal_name
 
@@ -43,6 +43,29 @@ class Ranks:
 
     def rank_zero_result(self) -> Result:
         return Result.from_json(self.records[0].result or {})
+
+    def missed_the_barrier(self) -> list[int]:
+        """The ranks the step's monitored barrier found missing: rank 0's list when
+        it has one (it hears from every rank), else the ranks the others name."""
+        named = {
+            end.rank: barrier_missing(end.record.get("error", ""))
+            for end in self.ends
+            if end.record is not None
+        }
+        if named.get(0):
+            return named[0]
+        return sorted({rank for ranks in named.values() for rank in ranks})
+
+    def barrier_evidence(self) -> list[str]:
+        missing = self.missed_the_barrier()
+        if not missing:
+            return []
+        arrived = [str(end.rank) for end in self.ends if end.rank not in missing]
+        return [
+            f"the step's monitored barrier ({self.settings.collective_timeout:g} s):"
+            f" rank(s) {', '.join(arrived)} arrived, rank(s)"
+            f" {', '.join(map(str, missing))} did not"
+        ]
 
     def how_it_ended(self, end: RankEnd) -> str:
         if end.code is None:

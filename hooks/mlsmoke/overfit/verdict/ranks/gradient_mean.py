@@ -1,6 +1,7 @@
 """The gradient ``optimizer.step()`` sees is the mean of the ranks' own gradients, as
 DDP makes it. Compared along fixed random directions at the first update: a sum
-(N times the mean) is named, as is a gradient that was not averaged at all."""
+(N times the mean) is named, as is a gradient that was not averaged at all; in script
+mode, with the script's line that all-reduced it by hand, or that ran the backward."""
 
 from __future__ import annotations
 
@@ -28,9 +29,13 @@ def diagnose(ranks: Ranks) -> Diagnosis | None:
         if _close(record.step_gradient, mean, 1.0):
             continue
         if _close(record.step_gradient, mean, float(n)):
-            how = f"the sum over the {n} ranks, not their mean ({n} times too large)"
+            how = f"sum over the {n} ranks, not their mean ({n} times too large)"
+            site = record.hand_reduce_site
+            how += f"; all-reduced by hand at {site}" if site else ""
         elif _close(record.step_gradient, record.local_gradient, 1.0):
             how = "rank's own gradient: it was never averaged with the other ranks'"
+            site = record.backward_site
+            how += f" (its backward at {site})" if site else ""
         else:
             return None  # some other transformation (clipping): nothing to name
         summary = f"optimizer.step() on rank {record.rank} sees the {how}"

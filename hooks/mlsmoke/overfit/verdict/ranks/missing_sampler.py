@@ -3,7 +3,8 @@
 The ranks draw their batch under the same seed, so a loader without a
 ``DistributedSampler`` (a shuffling one included) yields the same batch on every
 rank, while one with it yields disjoint shards. Identical batches are the evidence;
-the loader's sampler class, when there is one, is named beside them."""
+the loader's sampler class, when there is one, is named beside them, and in script
+mode the script's line that fetched the batch."""
 
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ def diagnose(ranks: Ranks) -> Diagnosis | None:
         return None  # a sampler that shards: the data itself repeats
     sampler = records[0].sampler
     drawn = f" (its loader samples with {sampler})" if sampler else ""
+    site = records[0].batch_site
+    fetched = f", fetched at {site}" if site else ""
     summary = (
-        f"all {len(records)} ranks trained on the same batch{drawn}: the batch is"
-        " not sharded by rank, so each step costs N times what it teaches"
+        f"all {len(records)} ranks trained on the same batch{drawn}{fetched}: the"
+        " batch is not sharded by rank, so each step costs N times what it teaches"
     )
     evidence = [f"rank {r.rank}: batch digest {r.batch_digest}" for r in records]
     return Diagnosis(CODE, summary, evidence, [

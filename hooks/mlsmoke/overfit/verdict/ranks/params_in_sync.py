@@ -3,7 +3,8 @@ the first updates: a digest per rank, compared with rank 0's.
 
 Each rank builds its model under a seed of its own, so only a broadcast (DDP's
 constructor) makes them agree at first; only gradients averaged the same way on every
-rank keep them agreeing."""
+rank keep them agreeing. In script mode, the script's line that seeded the ranks
+with different values is named."""
 
 from __future__ import annotations
 
@@ -29,8 +30,23 @@ def diagnose(ranks: Ranks) -> Diagnosis | None:
             f"the model's parameters differ between rank 0 and rank(s)"
             f" {', '.join(map(str, differ))} {when}"
         )
+        seeded = seeded_apart(ranks) if point == 0 else ""
+        if seeded:
+            summary += f"; the ranks were seeded apart at {seeded}"
         return Diagnosis(CODE, summary, _evidence(ranks), _advice(point))
     return None
+
+
+def seeded_apart(ranks: Ranks) -> str:
+    """``train.py:210 (rank 0: 1337, rank 1: 1338)``: the first line whose seed
+    differed across ranks before the first backward (script mode); "" if none."""
+    for index, (_, site) in enumerate(ranks.records[0].seeds):
+        values = {r.rank: r.seeds[index][0] for r in ranks.records
+                  if len(r.seeds) > index and r.seeds[index][1] == site}  # fmt: skip
+        if len(set(values.values())) > 1:
+            each = ", ".join(f"rank {rank}: {v}" for rank, v in values.items())
+            return f"{site} ({each})"
+    return ""
 
 
 def _evidence(ranks: Ranks) -> list[str]:

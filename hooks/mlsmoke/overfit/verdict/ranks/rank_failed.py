@@ -37,7 +37,7 @@ def diagnose(ranks: Ranks) -> Diagnosis | None:
     return Diagnosis(
         CODE,
         summary,
-        ranks.stacks_evidence(),
+        ranks.barrier_evidence() + ranks.stacks_evidence(),
         [
             "a rank must not leave the training loop on its own: every rank takes"
             " the same number of steps and makes the same collectives",

@@ -1,6 +1,7 @@
 """Parameters that the forward does not use: DDP raises at the next forward (with
 ``find_unused_parameters=False``, its default) and names them by index only; the gate
-names the modules."""
+names the modules, and the project's line of the forward where DDP stopped (when the
+project's code calls the forward: a step function, a script)."""
 
 from __future__ import annotations
 
@@ -22,10 +23,13 @@ def diagnose(ranks: Ranks) -> Diagnosis | None:
         names = [record.parameter_names[i] for i in indices
                  if i < len(record.parameter_names)]  # fmt: skip
         modules = sorted({name.rpartition(".")[0] or name for name in names})
+        end = next(end for end in ranks.ends if end.rank == record.rank)
+        where = ranks.innermost_line(end)
         summary = (
             f"the forward leaves parameters without a gradient on rank {record.rank}"
             + (f": module(s) {', '.join(modules)}" if modules else "")
             + "; DDP stops at the next step"
+            + (f", at {where}" if where else "")
         )
         evidence = (
             [f"parameters without a gradient: {', '.join(names)}"] if names else []
