@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from mlsmoke.overfit.verdict import batch_probes, forward_probes
+from mlsmoke.overfit.verdict import batch_probes, forward_probes, target_reach
 from mlsmoke.overfit.verdict.diagnoses import _errors
 from mlsmoke.overfit.verdict.diagnoses._tensor_evidence import (
     Frame,
@@ -61,14 +61,18 @@ def raised_frames(run: GateRun) -> list[list[Frame]]:
 def values_outside(run: GateRun) -> Outside | None:
     """Values the step was given outside what it allows, with shapes that agree: a
     distribution's support (checked in the frame of its own method), the output's
-    classes (in the failing frame, or a batch field)."""
+    classes (in the failing frame, or a batch field) of a tensor that reaches the
+    loss or the output's last dimension (:mod:`..target_reach`)."""
     return remember(run, "values-outside", lambda: _values_outside(run))
 
 
 def _values_outside(run: GateRun) -> Outside | None:
     try:
         fields = batch_probes.shared_fields(run)
-        return outside_values(fields, raised_frames(run), output_of(run))
+        reach = target_reach.class_target_reach(run)
+        return outside_values(
+            fields, raised_frames(run), output_of(run), reach.is_class_target
+        )
     except Exception:  # a tensor that cannot be read is no evidence either way
         return None
 

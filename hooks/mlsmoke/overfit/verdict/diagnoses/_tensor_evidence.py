@@ -8,7 +8,7 @@ locals: what the failing operation was given)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,15 +107,31 @@ def _index_readings(shape: tuple[int, ...]) -> list[tuple[tuple[int, ...], int]]
     return readings
 
 
-def outside_classes(name: str, value: torch.Tensor, output: Output) -> Outside | None:
+# Whether a tensor (by its name, its values and the classes it would index) is a class
+# target: it reaches the loss or the output's last dimension (``target_reach``). The
+# default takes every tensor shaped as class indices for one (no trace at hand).
+ClassTarget = Callable[[str, torch.Tensor, int], bool]
+
+
+def shaped_as_classes(name: str, value: torch.Tensor, classes: int) -> bool:
+    return True
+
+
+def outside_classes(
+    name: str,
+    value: torch.Tensor,
+    output: Output,
+    is_class_target: ClassTarget = shaped_as_classes,
+) -> Outside | None:
     """``value``'s class indices that name no class of the output (below 0, the
-    ignore index aside, or at or past its width), when its shape agrees with it."""
+    ignore index aside, or at or past its width), when its shape agrees with it and
+    ``is_class_target`` says it is a class target."""
     classes = classes_indexed(value, output)
     if classes is None or value.numel() == 0:
         return None
     flat = value.detach().reshape(-1)
     bad = flat[((flat < 0) & (flat != IGNORE_INDEX)) | (flat >= classes)]
-    if bad.numel() == 0:
+    if bad.numel() == 0 or not is_class_target(name, value, classes):
         return None
     return Outside(name, _few(bad), f"classes 0..{classes - 1}", tensor=value)
 
@@ -149,13 +165,16 @@ def _outside_support_of(
 
 
 def outside_values(
-    fields: Iterable[tuple[str, Any]], chains: list[list[Frame]], output: Output
+    fields: Iterable[tuple[str, Any]],
+    chains: list[list[Frame]],
+    output: Output,
+    is_class_target: ClassTarget = shaped_as_classes,
 ) -> Outside | None:
     """Values outside what the step allows, with shapes that agree: a distribution's
     value outside its support; else a class index that the failing operation was
     given (not an id into a lookup table: an input, not a target) or that a batch
-    field holds, beyond the output's classes. ``chains``: the frames of each error
-    of the chain, innermost first."""
+    field holds, beyond the output's classes, when ``is_class_target`` says it is
+    one. ``chains``: the frames of each error of the chain, innermost first."""
     for frames in chains:
         found = outside_support(frames)
         if found is not None:
@@ -165,12 +184,12 @@ def outside_values(
         if raised is None or _looks_up(raised):
             continue
         for name, value in raised.tensors.items():
-            found = outside_classes(name, value, output)
+            found = outside_classes(name, value, output, is_class_target)
             if found is not None:
                 return found
     for name, value in fields:
         if isinstance(value, torch.Tensor):
-            found = outside_classes(name, value, output)
+            found = outside_classes(name, value, output, is_class_target)
             if found is not None:
                 return found
     for frames in chains:

@@ -9,11 +9,12 @@ surfaces as a device-side assert; a CPU re-run finds the real line."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import torch
 
 from mlsmoke.overfit.training.evidence import DEVICE_ASSERT, Evidence
-from mlsmoke.overfit.verdict import batch_probes, forward_probes, probes
+from mlsmoke.overfit.verdict import batch_probes, forward_probes, probes, target_reach
 from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values, _step_evidence
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -120,9 +121,11 @@ def _per_position(run: GateRun, evidence: Evidence) -> bool:
     if found is not None:
         value = int(found.group(1))
         integers = [(n, v) for n, v in integers if bool((v == value).any())]
+    reach = target_reach.class_target_reach(run)
+    reached = [v for n, v in integers if reach.is_class_target(n, v, None)]
     named = [v for n, v in integers if _field_values.is_target_name(n)]
     # inputs come first in a tuple batch and may hold the same number (a token id)
-    held = named[:1] or [v for _, v in integers][-1:]
+    held = reached[:1] or named[:1] or [v for _, v in integers][-1:]
     return bool(held) and held[0].dim() >= 2
 
 
@@ -150,8 +153,19 @@ def _ranges(run: GateRun, evidence: Evidence) -> tuple[int | None, list[str]]:
     found = re.search(_TARGET_VALUE, _errors.message(evidence))
     if found:
         lines.append(f"a target holds {found.group(1)}")
-    for name, value in batch_probes.shared_fields(run):
-        described = batch_probes.describe_value(value)
-        if "int" in described and "values" in described:
-            lines.append(f"batch field {name}: {described}")
+    for name, value in _target_fields(run, outputs):
+        lines.append(f"batch field {name}: {batch_probes.describe_value(value)}")
     return outputs, lines
+
+
+def _target_fields(run: GateRun, outputs: int | None) -> list[tuple[str, Any]]:
+    """The integer fields that reach the loss or the output's last dimension; every
+    integer field when the trace shows none (a step that raised before any use)."""
+    integers = [
+        (name, value)
+        for name, value in batch_probes.shared_fields(run)
+        if _field_values.is_integer_tensor(value) and value.numel()
+    ]
+    reach = target_reach.class_target_reach(run)
+    reached = [(n, v) for n, v in integers if reach.is_class_target(n, v, outputs)]
+    return reached or integers

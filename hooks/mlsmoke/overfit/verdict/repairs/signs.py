@@ -42,14 +42,18 @@ class Signs:
 
 
 def pointed_at(
-    fields: Iterable[tuple[str, Any]], chains: list[list[Frame]], output: Output
+    fields: Iterable[tuple[str, Any]],
+    chains: list[list[Frame]],
+    output: Output,
+    is_class_target: tensors.ClassTarget = tensors.shaped_as_classes,
 ) -> Signs:
     """What the evidence points at; ``chains`` are the frames of each error of the
-    chain, innermost first."""
+    chain, innermost first; ``is_class_target`` tells class targets from other
+    integers (timesteps, positions)."""
     fields = [(n, v) for n, v in fields if isinstance(v, torch.Tensor)]
     raised = [f for f in (tensors.raised_frame(c) for c in chains) if f is not None]
     found, about = Signs(), []
-    outside = tensors.outside_values(fields, chains, output)
+    outside = tensors.outside_values(fields, chains, output, is_class_target)
     if outside is not None:
         found.kinds.append(RANGE)
         about.append(outside.tensor)

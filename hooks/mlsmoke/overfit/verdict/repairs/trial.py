@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from mlsmoke.overfit.training.device import batch_to, placement
-from mlsmoke.overfit.verdict import batch_probes, forward_probes
+from mlsmoke.overfit.verdict import batch_probes, forward_probes, target_reach
 from mlsmoke.overfit.verdict.diagnoses import _errors, _step_evidence
 from mlsmoke.overfit.verdict.diagnoses._tensor_evidence import Output
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -104,7 +104,10 @@ def _then_together(tried: list[Repair], found: Trials) -> Iterator[Repair]:
 def _signs(run: GateRun, batch: Any, output: Output) -> signs.Signs:
     try:
         return signs.pointed_at(
-            batch_probes.batch_fields(batch), _step_evidence.raised_frames(run), output
+            batch_probes.batch_fields(batch),
+            _step_evidence.raised_frames(run),
+            output,
+            target_reach.class_target_reach(run).is_class_target,
         )
     except Exception:  # a tensor the readers cannot take: no evidence, every kind
         return signs.Signs()

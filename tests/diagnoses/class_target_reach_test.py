@@ -1,0 +1,105 @@
+"""A field is a class target only where it reaches the loss or the output's last
+dimension: traced uses with plain tensors, then the gate on a timestep-conditioned
+model whose timesteps exceed the head's width, with its real bug elsewhere, and its
+twins whose labels are truly past the head."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import torch
+from torch.nn import functional as F
+
+from timestep_models import (
+    CLASSES,
+    STEPS,
+    TimestepClassifier,
+    timestep_batch,
+    timestep_loss,
+)
+
+from mlsmoke.overfit import check
+from mlsmoke.overfit.verdict.diagnoses.checked_repair import CHECKED
+from mlsmoke.overfit.verdict.target_reach import Reach, _Uses
+
+
+def _reach(step, fields: dict[str, torch.Tensor]) -> Reach:
+    tracer = _Uses(fields.items())
+    try:
+        with torch.no_grad(), tracer:
+            step(**fields)
+    except Exception:
+        pass
+    return Reach(tracer.uses)
+
+
+_LOGITS = torch.zeros(4, CLASSES)
+_SCHEDULE = torch.linspace(1.0, 0.0, STEPS + 1)
+_LABELS = torch.tensor([0, 3, CLASSES, 1])
+_TIMESTEPS = torch.tensor([0, 500, STEPS, 7])
+
+
+def _to_loss(t, y):
+    return F.cross_entropy(_LOGITS * _SCHEDULE[t][:, None], y.view(-1))
+
+
+def _compared(t, y):
+    if (y.max() >= CLASSES) or (t > STEPS):
+        raise ValueError("")
+
+
+def _gathered(t, y):
+    return -_LOGITS.log_softmax(-1).gather(1, y[:, None]) * _SCHEDULE.gather(0, t)
+
+
+def _one_hot(t, y):
+    return (F.one_hot(y, CLASSES) * _LOGITS).sum() + _SCHEDULE[t].sum()
+
+
+@pytest.mark.parametrize("step", [_to_loss, _compared, _gathered, _one_hot])
+def test_labels_reach_the_output_and_timesteps_do_not(step):
+    reach = _reach(step, {"t": _TIMESTEPS, "y": _LABELS})
+    assert reach.is_class_target("y", _LABELS, CLASSES)
+    assert not reach.is_class_target("t", _TIMESTEPS, CLASSES)
+
+
+def test_a_frame_local_is_matched_by_its_values_reshaped():
+    reach = _reach(_to_loss, {"t": _TIMESTEPS, "y": _LABELS})
+    assert reach.is_class_target("target", _LABELS.view(2, 2), CLASSES)
+    assert not reach.is_class_target("target", _TIMESTEPS, CLASSES)
+
+
+def test_a_comparison_with_another_width_is_no_class_target():
+    reach = _reach(_compared, {"t": _TIMESTEPS, "y": torch.zeros(4, dtype=int)})
+    assert not reach.is_class_target("t", _TIMESTEPS, CLASSES)  # compared with 1000
+
+
+def _fails(model, batch):
+    result = check(model, batch, timestep_loss, device="cpu", timeout=60)
+    assert result.verdict == "fail", result.report()
+    return result.diagnosis.code, result.report()
+
+
+def test_timesteps_past_the_head_are_no_label_suspect_when_a_conv_refuses():
+    code, report = _fails(lambda: TimestepClassifier(in_channels=4), timestep_batch)
+    assert code == "shape-error", report
+    assert "label" not in report
+
+
+def test_one_based_labels_beside_timesteps_get_the_checked_shift():
+    code, report = _fails(
+        TimestepClassifier, functools.partial(timestep_batch, first_label=1)
+    )
+    assert code == "label-range-error", report
+    assert f"batch[2] - 1  {CHECKED}" in report
+    assert "batch[1]" not in report  # the timesteps are never the suspect
+
+
+def test_a_label_past_the_head_beside_timesteps_is_read_from_the_labels():
+    code, report = _fails(
+        TimestepClassifier, functools.partial(timestep_batch, last_label=CLASSES)
+    )
+    assert code == "label-range-error", report
+    assert f"holds {CLASSES}, outside classes 0..{CLASSES - 1}" in report
+    assert "batch[1]" not in report
