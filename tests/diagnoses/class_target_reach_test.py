@@ -70,6 +70,15 @@ def test_a_frame_local_is_matched_by_its_values_reshaped():
     assert not reach.is_class_target("target", _TIMESTEPS, CLASSES)
 
 
+def test_float_labels_cast_to_long_reach_the_loss():
+    def cast(t, y):
+        return F.cross_entropy(_LOGITS * _SCHEDULE[t][:, None], y.long())
+
+    reach = _reach(cast, {"t": _TIMESTEPS, "y": _LABELS.float()})
+    assert reach.is_class_target("y", _LABELS.float(), CLASSES)
+    assert not reach.is_class_target("t", _TIMESTEPS, CLASSES)
+
+
 def test_a_comparison_with_another_width_is_no_class_target():
     reach = _reach(_compared, {"t": _TIMESTEPS, "y": torch.zeros(4, dtype=int)})
     assert not reach.is_class_target("t", _TIMESTEPS, CLASSES)  # compared with 1000

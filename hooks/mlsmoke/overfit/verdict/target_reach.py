@@ -102,9 +102,10 @@ class _Uses(TorchFunctionMode):
         self.uses: list[Use] = []
         self._kept: list[torch.Tensor] = []  # alive, so that no id is reused
         self._sources: dict[int, frozenset[str]] = {}
-        for name, value in fields:
+        for name, value in fields:  # of any dtype: float labels cast to long
             if isinstance(value, torch.Tensor):
-                self._mark(value, frozenset({name}))
+                self._kept.append(value)
+                self._sources[id(value)] = frozenset({name})
 
     def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore
         kwargs = kwargs or {}
