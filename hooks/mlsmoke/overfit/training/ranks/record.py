@@ -69,8 +69,9 @@ class RankRecord:
     epoch_orders: list[list[int]] = field(default_factory=list)
     epoch_sites: list[str] = field(default_factory=list)
     epoch_sampler: str = ""
-    # Script mode, rank 0: the lr its optimizer was built with under N ranks, and as
-    # one process (0: not known), and where it was built.
+    # Rank 0: the lr the project's optimizer (the script's, or the optimizer
+    # callable's) was built with under N ranks, and as one process (0: not known),
+    # and where it was built.
     lr_ranked: float = 0.0
     lr_alone: float = 0.0
     lr_site: str = ""
