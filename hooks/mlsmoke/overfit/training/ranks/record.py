@@ -53,7 +53,7 @@ class RankRecord:
     # (before any all-reduce) and of the gradient optimizer.step() saw.
     local_gradient: list[float] = field(default_factory=list)
     step_gradient: list[float] = field(default_factory=list)
-    # The same projection of rank 0's gradient in a world of one (factory mode only).
+    # The same projection of rank 0's gradient of the same batch in a world of one.
     reference_gradient: list[float] = field(default_factory=list)
     # Per update: backward passes, and how many of them synced through DDP.
     backwards: list[int] = field(default_factory=list)
