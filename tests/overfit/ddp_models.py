@@ -58,6 +58,26 @@ def fsdp_classifier() -> nn.Module:
     return model
 
 
+class EpochLoader:
+    """A loader object that drives its own epochs, telling its sampler each one."""
+
+    def __init__(self, tells_the_epoch: bool = True) -> None:
+        dataset = _dataset()
+        self.sampler = DistributedSampler(dataset)
+        self.loader = DataLoader(dataset, batch_size=BATCH, sampler=self.sampler)
+        self.tells_the_epoch, self.epoch = tells_the_epoch, 0
+
+    def __iter__(self):
+        if self.tells_the_epoch:
+            self.sampler.set_epoch(self.epoch)
+        self.epoch += 1
+        yield from self.loader  # each epoch
+
+
+def epoch_loader() -> EpochLoader:
+    return EpochLoader()
+
+
 BASE_LR = 0.01  # Adam's, for one process
 
 
@@ -194,6 +214,11 @@ def adam_scaled_twice(params) -> torch.optim.Optimizer:
     """The lr scaled by the world size in the config, then again at construction."""
     lr = BASE_LR * int(os.environ["WORLD_SIZE"])
     return torch.optim.Adam(params, lr=lr * dist.get_world_size())  # scaled again
+
+
+def epoch_loader_never_telling() -> EpochLoader:
+    """Drives its own epochs, and never calls sampler.set_epoch."""
+    return EpochLoader(tells_the_epoch=False)
 
 
 def ddp_for_accumulation() -> nn.Module:

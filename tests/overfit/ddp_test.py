@@ -77,6 +77,9 @@ CORRECT = {
         "model": "ddp_models:broadcast_classifier",
         "step": "ddp_models:averaging_step",
     },
+    "a loader object that tells its sampler each epoch": {
+        "batch": "ddp_models:epoch_loader",
+    },
     "an lr scaled linearly by its optimizer factory": {
         "optimizer": "ddp_models:adam_scaled_linearly",
         "lr": None,
@@ -126,6 +129,11 @@ BUGS = {
         {"optimizer": "ddp_models:adam_scaled_twice", "lr": None},
         ["lr under 2 ranks is 0.04, 4 times its 0.01 as one process",
          "ddp_models.py:", "adam_scaled_twice"],
+    ),
+    "set-epoch-missing": (
+        {"batch": "ddp_models:epoch_loader_never_telling"},
+        ["DistributedSampler gave rank 0 the same order in its first two epochs",
+         "(iterated at ddp_models.py:", "in __iter__)"],
     ),
     "collective-mismatch": (
         {"loss": "ddp_models:rank_zero_logs_loss"},
@@ -183,7 +191,6 @@ def test_every_distributed_code_is_tested_here() -> None:
     tested = {case.partition(" ")[0] for case in BUGS}
     tested |= {"sync-batchnorm"}  # the BatchNorm test
     tested |= {"rank-failed"}  # tests/faults/ranks_test.py
-    tested |= {"set-epoch-missing"}  # ddp_script_test.py
     assert tested == set(ranks.CODES)
 
 

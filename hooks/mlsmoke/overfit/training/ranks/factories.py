@@ -18,6 +18,7 @@ import functools
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -26,6 +27,7 @@ from torch.nn.parallel import DistributedDataParallel
 from mlsmoke.overfit.training.evidence import ProjectProblem
 from mlsmoke.overfit.training.recipe import as_recipe
 from mlsmoke.overfit.training.script_pin import sampler_name as loader_sampler
+from mlsmoke.overfit.training.ranks.loader_epochs import loader_object_epochs
 from mlsmoke.overfit.training.ranks.observe import ModelObserver, is_fsdp
 from mlsmoke.overfit.training.ranks.record import RankRecord
 
@@ -52,6 +54,9 @@ class RankFactories:
 
     def batch(self, draw: Callable[[], Any]) -> Callable[[], Any]:
         def rank_batch() -> Any:
+            if self.active and not self.record.epoch_sampler:
+                torch.manual_seed(self.seed)
+                self._judge_epochs(draw())
             torch.manual_seed(self.seed)
             produced = draw()
             if self.active:
@@ -59,6 +64,17 @@ class RankFactories:
             return produced
 
         return rank_batch
+
+    def _judge_epochs(self, produced: Any) -> None:
+        """Two epochs of a loader object that drives its own (``loader_epochs.py``)."""
+        try:
+            epochs = loader_object_epochs(produced, Path.cwd())
+        except Exception:  # the gate's own draw reports the object's error
+            return
+        if epochs is not None and epochs.orders:
+            self.record.epoch_orders = epochs.orders
+            self.record.epoch_sites = epochs.sites
+            self.record.epoch_sampler = epochs.sampler
 
     def step(self, function: Callable[..., Any]) -> Callable[..., Any]:
         """The project's step function; the observer's ``optimizer.step`` wrapper

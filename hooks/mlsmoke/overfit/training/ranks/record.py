@@ -64,8 +64,9 @@ class RankRecord:
     result: dict[str, Any] | None = None  # rank 0: the gate's Result, as JSON
     # Script mode: whether the script had started a process group when it stopped.
     process_group: bool = True
-    # Script mode: the first indices of the pinned loader's sampler at each of its
-    # first two epochs, the line that iterated it each time, and the sampler's class.
+    # Script mode, or a loader object that drives its own epochs: the first indices
+    # of the loader's sampler at each of its first two epochs, the line that iterated
+    # it each time, and the sampler's class.
     epoch_orders: list[list[int]] = field(default_factory=list)
     epoch_sites: list[str] = field(default_factory=list)
     epoch_sampler: str = ""
