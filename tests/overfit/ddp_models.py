@@ -3,6 +3,9 @@ models and loaders a gate with ``world-size = 2`` trains on gloo in seconds."""
 
 from __future__ import annotations
 
+import math
+import os
+
 import torch
 import torch.distributed as dist
 from torch import nn
@@ -53,6 +56,39 @@ def fsdp_classifier() -> nn.Module:
     model = Classifier()
     fully_shard(model)
     return model
+
+
+class EpochLoader:
+    """A loader object that drives its own epochs, telling its sampler each one."""
+
+    def __init__(self, tells_the_epoch: bool = True) -> None:
+        dataset = _dataset()
+        self.sampler = DistributedSampler(dataset)
+        self.loader = DataLoader(dataset, batch_size=BATCH, sampler=self.sampler)
+        self.tells_the_epoch, self.epoch = tells_the_epoch, 0
+
+    def __iter__(self):
+        if self.tells_the_epoch:
+            self.sampler.set_epoch(self.epoch)
+        self.epoch += 1
+        yield from self.loader  # each epoch
+
+
+def epoch_loader() -> EpochLoader:
+    return EpochLoader()
+
+
+BASE_LR = 0.01  # Adam's, for one process
+
+
+def adam_scaled_linearly(params) -> torch.optim.Optimizer:
+    """The linear scaling rule: N ranks, an N times larger global batch."""
+    return torch.optim.Adam(params, lr=BASE_LR * dist.get_world_size())
+
+
+def adam_scaled_by_sqrt(params) -> torch.optim.Optimizer:
+    """The square-root scaling rule."""
+    return torch.optim.Adam(params, lr=BASE_LR * math.sqrt(dist.get_world_size()))
 
 
 def averaging_step(model, batch, optimizer) -> torch.Tensor:
@@ -172,6 +208,17 @@ def sync_batchnorm_classifier() -> nn.Module:
 def loss_times_world_size(model: nn.Module, batch) -> torch.Tensor:
     """Scales the loss by the number of ranks, on top of DDP's mean."""
     return classifier_loss(model, batch) * dist.get_world_size()
+
+
+def adam_scaled_twice(params) -> torch.optim.Optimizer:
+    """The lr scaled by the world size in the config, then again at construction."""
+    lr = BASE_LR * int(os.environ["WORLD_SIZE"])
+    return torch.optim.Adam(params, lr=lr * dist.get_world_size())  # scaled again
+
+
+def epoch_loader_never_telling() -> EpochLoader:
+    """Drives its own epochs, and never calls sampler.set_epoch."""
+    return EpochLoader(tells_the_epoch=False)
 
 
 def ddp_for_accumulation() -> nn.Module:

@@ -111,6 +111,13 @@ SUMMED_BY_HAND = [
         "                dist.all_reduce(p.grad)  # never divided\n",
     ),
 ]
+LOSS_TIMES_WORLD_SIZE = Change(
+    "train.py",
+    "        loss.backward()\n",
+    "        if ddp:\n"
+    "            loss = loss * dist.get_world_size()  # on top of DDP's mean\n"
+    "        loss.backward()\n",
+)
 UNUSED_HEAD = Change(
     "train.py",
     "model = torch.nn.Sequential(\n"
@@ -266,6 +273,11 @@ SCRIPT_BUGS = {
         " all-reduced by hand at train.py:{line}",
         "                dist.all_reduce(p.grad)  # never divided",
     ),
+    "gradient-not-averaged (a loss times N)": (
+        [LOSS_TIMES_WORLD_SIZE],
+        "each rank's loss is 2 times larger with 2 ranks than alone",
+        "        loss.backward()",
+    ),
     "unused-parameters": (
         [UNUSED_HEAD],
         "module(s) aux_head; DDP stops at the next step, at ",
@@ -278,10 +290,13 @@ SCRIPT_BUGS = {
 def test_a_bug_of_a_sampler_script_is_named_with_its_line(tmp_path, case):
     changes, phrase, line = SCRIPT_BUGS[case]
     result = _sampler_project(tmp_path / "p", *changes)
-    assert (result["exit"], result["diagnosis"]["code"]) == (1, case), _text(result)
+    code = case.partition(" ")[0]
+    assert (result["exit"], result["diagnosis"]["code"]) == (1, code), _text(result)
     script = (tmp_path / "p" / "train.py").read_text().splitlines()
     number = script.index(line) + 1
     assert phrase.format(line=number) in _text(result)
+    if case.endswith("(a loss times N)"):
+        assert f"(the loss of the backward at train.py:{number})" in _text(result)
     if case == "unused-parameters":  # the forward DDP stopped in
         assert f"train.py:{number}: {line.strip()}" in _text(result)
 

@@ -29,7 +29,11 @@ def _project(root: Path, extra: str = "", **keys: str) -> Path:
     shutil.copy(HERE / "ddp_models.py", root)
     settings = {"model": "ddp_models:Classifier", "batch": "ddp_models:sharded_loader",
                 "loss": "ddp_models:classifier_loss", "lr": LR, **keys}  # fmt: skip
-    lines = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
+    lines = "".join(
+        f"{key} = {json.dumps(value)}\n"
+        for key, value in settings.items()
+        if value is not None  # None: the key left unset
+    )
     (root / "pyproject.toml").write_text(
         "[tool.mlsmoke.overfit]\n" + lines + textwrap.dedent(f"""
             world-size = 2
@@ -73,6 +77,17 @@ CORRECT = {
         "model": "ddp_models:broadcast_classifier",
         "step": "ddp_models:averaging_step",
     },
+    "a loader object that tells its sampler each epoch": {
+        "batch": "ddp_models:epoch_loader",
+    },
+    "an lr scaled linearly by its optimizer factory": {
+        "optimizer": "ddp_models:adam_scaled_linearly",
+        "lr": None,
+    },
+    "an lr scaled by the square root": {
+        "optimizer": "ddp_models:adam_scaled_by_sqrt",
+        "lr": None,
+    },
 }
 
 
@@ -109,6 +124,16 @@ BUGS = {
         {"model": "ddp_models:ddp_for_accumulation",
          "step": "ddp_models:syncing_every_micro_step", "accumulate": 2},
         ["every one of its 2 backward passes synced the gradients; exactly one"],
+    ),
+    "lr-scaled-twice": (
+        {"optimizer": "ddp_models:adam_scaled_twice", "lr": None},
+        ["lr under 2 ranks is 0.04, 4 times its 0.01 as one process",
+         "ddp_models.py:", "adam_scaled_twice"],
+    ),
+    "set-epoch-missing": (
+        {"batch": "ddp_models:epoch_loader_never_telling"},
+        ["DistributedSampler gave rank 0 the same order in its first two epochs",
+         "(iterated at ddp_models.py:", "in __iter__)"],
     ),
     "collective-mismatch": (
         {"loss": "ddp_models:rank_zero_logs_loss"},
@@ -166,7 +191,6 @@ def test_every_distributed_code_is_tested_here() -> None:
     tested = {case.partition(" ")[0] for case in BUGS}
     tested |= {"sync-batchnorm"}  # the BatchNorm test
     tested |= {"rank-failed"}  # tests/faults/ranks_test.py
-    tested |= {"set-epoch-missing", "lr-scaled-twice"}  # ddp_script_test.py
     assert tested == set(ranks.CODES)
 
 

@@ -41,7 +41,7 @@ class ScriptRankHooks(Protocol):
     world_size: int
 
     def finished(
-        self, outcome: ScriptOutcome, run_alone: Callable[[], ScriptOutcome]
+        self, outcome: ScriptOutcome, run_alone: Callable[[RankPoints], ScriptOutcome]
     ) -> None: ...
 
 
@@ -96,9 +96,9 @@ class ScriptTrainer:
                 dataclasses.replace(self.script, ranks=self.ranks.world_size),
                 rules, seed, self.ranks.points,
             )  # fmt: skip
-            alone = StepRules(1, None, None, timeout)  # its lr as one process
+            alone = StepRules(1, None, None, timeout)  # its first update alone
             self.ranks.finished(
-                self.first, lambda: run_script(self.script, alone, seed)
+                self.first, lambda points: run_script(self.script, alone, seed, points)
             )
             return self.first.evidence
         outcome = run_script(self.script, rules, seed)

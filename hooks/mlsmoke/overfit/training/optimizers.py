@@ -130,6 +130,7 @@ def optimizer_factory(
         with optimizer_construction() as site:
             returned = project_factory(model if passes_model else params)
         recipe = as_recipe(returned, built_where(site, origin))
+        recipe.project_lr = recipe.configured_lr
         if lr is not None:
             recipe.override_lr(lr)
         return recipe

@@ -46,6 +46,9 @@ class Recipe:
     # Lightning's ``lr_scheduler_step(scheduler, metric)``, through which its Trainer
     # steps every scheduler; None: ``scheduler.step()``.
     step_hook: Callable[[Any, Any], Any] | None = None
+    # The first group's rate as the project's factory built it, before the lr key
+    # replaced it (0: a built-in optimizer).
+    project_lr: float = 0.0
 
     @property
     def lr(self) -> float:

@@ -1,6 +1,7 @@
 """Whether the project's own code changes a sharding sampler's order between epochs
 (``sampler.set_epoch(epoch)``), where the project's code drives the epochs: script
-mode, under ranks.
+mode, under ranks, or a loader object of the project's in factory mode
+(``loader_epochs.py``).
 
 A ``DistributedSampler`` that shuffles draws the same order at every epoch until
 ``set_epoch`` changes it. The pinned loader's first epoch is then as long as the

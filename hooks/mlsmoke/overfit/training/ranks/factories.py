@@ -15,7 +15,10 @@ code, and nothing is wrapped. Only the distributed run is wrapped and observed
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -24,6 +27,7 @@ from torch.nn.parallel import DistributedDataParallel
 from mlsmoke.overfit.training.evidence import ProjectProblem
 from mlsmoke.overfit.training.recipe import as_recipe
 from mlsmoke.overfit.training.script_pin import sampler_name as loader_sampler
+from mlsmoke.overfit.training.ranks.loader_epochs import loader_object_epochs
 from mlsmoke.overfit.training.ranks.observe import ModelObserver, is_fsdp
 from mlsmoke.overfit.training.ranks.record import RankRecord
 
@@ -33,6 +37,7 @@ class RankFactories:
         self.record, self.seed, self.device, self.wrap = record, seed, device, wrap
         self.active = False
         self.observer: ModelObserver | None = None
+        self.build_optimizer: Callable[[Any], Any] | None = None
 
     def model(self, build: Callable[[], Any]) -> Callable[[], Any]:
         def rank_model() -> Any:
@@ -49,6 +54,9 @@ class RankFactories:
 
     def batch(self, draw: Callable[[], Any]) -> Callable[[], Any]:
         def rank_batch() -> Any:
+            if self.active and not self.record.epoch_sampler:
+                torch.manual_seed(self.seed)
+                self._judge_epochs(draw())
             torch.manual_seed(self.seed)
             produced = draw()
             if self.active:
@@ -56,6 +64,17 @@ class RankFactories:
             return produced
 
         return rank_batch
+
+    def _judge_epochs(self, produced: Any) -> None:
+        """Two epochs of a loader object that drives its own (``loader_epochs.py``)."""
+        try:
+            epochs = loader_object_epochs(produced, Path.cwd())
+        except Exception:  # the gate's own draw reports the object's error
+            return
+        if epochs is not None and epochs.orders:
+            self.record.epoch_orders = epochs.orders
+            self.record.epoch_sites = epochs.sites
+            self.record.epoch_sampler = epochs.sampler
 
     def step(self, function: Callable[..., Any]) -> Callable[..., Any]:
         """The project's step function; the observer's ``optimizer.step`` wrapper
@@ -72,14 +91,32 @@ class RankFactories:
     def optimizer(self, build: Callable[..., Any]) -> Callable[..., Any]:
         def rank_optimizer(model: Any, lr: float | None) -> Any:
             built = build(model, lr)
-            if self.active and self.observer is not None:
-                try:
-                    self.observer.watch(as_recipe(built, "the optimizer").optimizer)
-                except ProjectProblem:  # the loop says what is wrong with it
-                    pass
+            if not self.active:
+                return built
+            try:
+                recipe = as_recipe(built, "the optimizer")
+            except ProjectProblem:  # the loop says what is wrong with it
+                return built
+            if self.observer is not None:
+                self.observer.watch(recipe.optimizer)
+            if recipe.project_lr and not self.record.lr_ranked:
+                self.record.lr_ranked, self.record.lr_site = (
+                    recipe.project_lr,
+                    recipe.source,
+                )
+                self.build_optimizer = functools.partial(build, lr=lr)
             return built
 
         return rank_optimizer
+
+    def lr_alone(self, model: Any) -> float:
+        """The lr the project's optimizer factory builds in a world of one, with
+        torchrun's variables saying so (0: a built-in optimizer)."""
+        if self.build_optimizer is None:
+            return 0.0
+        with _environment(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1"):
+            built = self.build_optimizer(model)
+        return as_recipe(built, "the optimizer").project_lr
 
     def _wrapped(self, model: torch.nn.Module) -> torch.nn.Module:
         if isinstance(model, DistributedDataParallel) or is_fsdp(model):
@@ -98,6 +135,20 @@ class RankFactories:
         """Stop observing; the observer keeps what it saw."""
         if self.observer is not None:
             self.observer.close()
+
+
+@contextmanager
+def _environment(**variables: str) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def batchnorm_modules(model: torch.nn.Module) -> list[str]:

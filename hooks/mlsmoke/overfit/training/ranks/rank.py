@@ -140,7 +140,19 @@ class _RankRun:
         )  # a world of one: the project's DDP wrapper still builds
         if self.settings.step is None and batch is not None:
             self._reference_gradient(factories[0], factories[2], batch)
+        self._lr_alone(factories[0])
         return evidence
+
+    def _lr_alone(self, build_model: Callable[[], Any]) -> None:
+        """The lr rank 0's optimizer factory builds in a world of one: one scaled by
+        the world size twice shows as N² times it (``lr_scaled_twice.py``)."""
+        if not self.record.lr_ranked or self.record.error:
+            return
+        try:
+            with deterministic(self.settings.seed):
+                self.record.lr_alone = self.rank_factories.lr_alone(build_model())
+        except Exception:  # a factory that cannot build alone: the lr is not known
+            pass
 
     def _reference_gradient(
         self, build_model: Callable[[], Any], loss_fn: Any, batch: Any

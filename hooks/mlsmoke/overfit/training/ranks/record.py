@@ -53,7 +53,7 @@ class RankRecord:
     # (before any all-reduce) and of the gradient optimizer.step() saw.
     local_gradient: list[float] = field(default_factory=list)
     step_gradient: list[float] = field(default_factory=list)
-    # The same projection of rank 0's gradient in a world of one (factory mode only).
+    # The same projection of rank 0's gradient of the same batch in a world of one.
     reference_gradient: list[float] = field(default_factory=list)
     # Per update: backward passes, and how many of them synced through DDP.
     backwards: list[int] = field(default_factory=list)
@@ -64,13 +64,15 @@ class RankRecord:
     result: dict[str, Any] | None = None  # rank 0: the gate's Result, as JSON
     # Script mode: whether the script had started a process group when it stopped.
     process_group: bool = True
-    # Script mode: the first indices of the pinned loader's sampler at each of its
-    # first two epochs, the line that iterated it each time, and the sampler's class.
+    # Script mode, or a loader object that drives its own epochs: the first indices
+    # of the loader's sampler at each of its first two epochs, the line that iterated
+    # it each time, and the sampler's class.
     epoch_orders: list[list[int]] = field(default_factory=list)
     epoch_sites: list[str] = field(default_factory=list)
     epoch_sampler: str = ""
-    # Script mode, rank 0: the lr its optimizer was built with under N ranks, and as
-    # one process (0: not known), and where it was built.
+    # Rank 0: the lr the project's optimizer (the script's, or the optimizer
+    # callable's) was built with under N ranks, and as one process (0: not known),
+    # and where it was built.
     lr_ranked: float = 0.0
     lr_alone: float = 0.0
     lr_site: str = ""

@@ -12,8 +12,9 @@ The rank adds a few points to script mode's instruments (``script_points.py``):
   (``observe.py``) digests its parameters and gradients from then on;
 - each ``optimizer.step()``: the ranks stop at the same update (``agreement.py``).
 
-Rank 0 then runs the script once more as one process, to its first updates, for the
-lr it builds its optimizer with alone (``verdict/ranks/lr_scaled_twice.py``).
+Rank 0 then runs the script once more as one process, to its first updates, pinned
+to its own batch, for the lr it builds its optimizer with and the gradient of its
+first update alone (``script_alone.py``).
 
 After the run, the rank writes its record as a factory-mode rank does and leaves the
 script's process group. Rank 0 goes on alone: its probes run the script as one
@@ -39,6 +40,7 @@ from mlsmoke.overfit.training.ranks.epoch_order import EpochOrder
 from mlsmoke.overfit.training.ranks.factories import batchnorm_modules
 from mlsmoke.overfit.training.ranks.observe import ModelObserver, sample_digests
 from mlsmoke.overfit.training.ranks.record import RankRecord, gave_up_waiting
+from mlsmoke.overfit.training.ranks.script_alone import alone_points
 from mlsmoke.overfit.training.ranks.script_sites import watch_hand_reduce, watch_seeds
 from mlsmoke.overfit.training.ranks.step_barrier import StepBarrier
 from mlsmoke.overfit.training.script_frames import construction_site
@@ -88,7 +90,7 @@ class ScriptRank:
 
     def finished(self, outcome: Any, run_alone: Callable[[], Any]) -> None:
         """Record the run, leave the script's process group; RankDone above rank 0.
-        Rank 0 then builds the script's optimizer as one process, for its lr."""
+        Rank 0 then runs the script as one process (``script_alone.py``)."""
         self._record(outcome.evidence, outcome.pin)
         self.record.process_group = dist.is_initialized()
         if dist.is_initialized():
@@ -97,11 +99,15 @@ class ScriptRank:
             raise RankDone
         self.record.lr_ranked = outcome.watch.constructed_lr or 0.0
         self.record.lr_site = outcome.watch.optimizer_site
-        if self.record.lr_ranked and not self.record.error:
-            try:
-                self.record.lr_alone = run_alone().watch.constructed_lr or 0.0
-            except Exception:  # a script that cannot run alone: the lr is not known
-                pass
+        if self.record.error:
+            return
+        alone = RankRecord(0, 1)
+        try:
+            watch = run_alone(alone_points(outcome.pin, alone)).watch
+        except Exception:  # a script that cannot run alone: nothing is known
+            return
+        self.record.lr_alone = watch.constructed_lr or 0.0
+        self.record.reference_gradient = alone.local_gradient
 
     def _agree_within_group(self, wants: bool, must: bool) -> bool:
         """The ranks' agreement, in the script's process group; alone without one."""

@@ -1,12 +1,15 @@
 """The gradient ``optimizer.step()`` sees is the mean of the ranks' own gradients, as
 DDP makes it. Compared along fixed random directions at the first update: a sum
-(N times the mean) is named, as is a gradient that was not averaged at all; in script
-mode, with the script's line that all-reduced it by hand, or that ran the backward."""
+(N times the mean) is named, as is a gradient that was not averaged at all, and a
+loss already multiplied by N (rank 0's gradient N times its gradient of the same
+batch in a world of one); in script mode, with the script's line that all-reduced it
+by hand, or that ran the backward."""
 
 from __future__ import annotations
 
 import math
 
+from mlsmoke.overfit.training.ranks.record import RankRecord
 from mlsmoke.overfit.verdict.ranks.ends import Ranks
 from mlsmoke.overfit.verdict.result import Diagnosis
 
@@ -22,7 +25,7 @@ def diagnose(ranks: Ranks) -> Diagnosis | None:
         return None  # the ranks started apart: params-out-of-sync says so
     n = len(records)
     mean = [sum(values) / n for values in zip(*(r.local_gradient for r in records))]
-    scaled = _scaled_loss(records[0].local_gradient, records[0].reference_gradient, n)
+    scaled = _scaled_loss(records[0], n)
     if scaled is not None:
         return scaled
     for record in records:
@@ -52,18 +55,19 @@ def diagnose(ranks: Ranks) -> Diagnosis | None:
     return None
 
 
-def _scaled_loss(
-    local: list[float], reference: list[float], n: int
-) -> Diagnosis | None:
+def _scaled_loss(record: RankRecord, n: int) -> Diagnosis | None:
     """Rank 0's own gradient is N times its gradient in a world of one: the loss
     scales itself by the world size, and DDP's mean makes the step N-fold."""
+    local, reference = record.local_gradient, record.reference_gradient
     if not reference or not _close(local, reference, float(n)):
         return None
+    site = record.backward_site
     return Diagnosis(
         CODE,
         f"each rank's loss is {n} times larger with {n} ranks than alone: its"
         f" gradient is {n} times the gradient of the same batch in a world of one,"
-        " so the step DDP averages is N-fold",
+        " so the step DDP averages is N-fold"
+        + (f" (the loss of the backward at {site})" if site else ""),
         [f"rank 0: its gradient with {n} ranks {_fmt(local)}, alone {_fmt(reference)}"],
         ["DDP already averages the gradients over the ranks: do not multiply the"
          " loss (or the learning rate) by dist.get_world_size()"],

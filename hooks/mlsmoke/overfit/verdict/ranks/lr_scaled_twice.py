@@ -4,8 +4,9 @@ ranks has N² times the lr it has as one process.
 Scaling the lr by N once is the linear scaling rule (N ranks, an N times larger
 global batch, gradients averaged by DDP); by √N, the square-root rule. N² is the same
 rule applied in two places (a config that scales and a launcher that scales again).
-Compared in script mode, where the script's own code sets the lr from the world
-size; other ratios are left alone."""
+Compared where the project's own code builds the optimizer: the script (script
+mode), or the optimizer callable (factory mode), which rank 0 calls again in its
+world of one. Other ratios are left alone."""
 
 from __future__ import annotations
 

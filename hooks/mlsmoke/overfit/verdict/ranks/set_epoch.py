@@ -2,9 +2,10 @@
 drives the epochs and never calls ``sampler.set_epoch(epoch)`` (or calls it with the
 same value), so every epoch repeats the first one's order on every rank.
 
-Known only where the project's own code iterates a second epoch (script mode, under
-ranks, ``training/ranks/epoch_order.py``); a loader the gate iterates itself is never
-told an epoch, and is not judged."""
+Known only where the project's own code iterates a second epoch (script mode, or a
+loader object that drives its own epochs in factory mode: ``training/ranks/
+epoch_order.py``, ``loader_epochs.py``); a plain DataLoader the gate iterates itself
+is never told an epoch, and is not judged."""
 
 from __future__ import annotations
 
