@@ -224,11 +224,20 @@ def test_a_model_callable_that_starts_the_process_group_is_named(tmp_path, monke
 
 def test_the_simulated_sync_batchnorm_normalizes_over_every_rank(tmp_path):
     """On 2 gloo ranks, each rank's output and input gradient equal those of one
-    BatchNorm over both ranks' samples: what SyncBatchNorm's CUDA kernel gives."""
-    import torch.multiprocessing as mp
+    BatchNorm over both ranks' samples: what SyncBatchNorm's CUDA kernel gives. The
+    ranks fork from a fresh interpreter: forked from this one, whose torch thread
+    pools earlier tests started, a rank can wait forever on a lock no thread holds."""
+    import subprocess
 
-    mp.start_processes(_compare_with_one_batchnorm, args=(str(tmp_path / "store"),),
-                       nprocs=2, start_method="fork")  # fmt: skip
+    script = (
+        "import sys, torch.multiprocessing as mp\n"
+        "from ddp_test import _compare_with_one_batchnorm\n"
+        "mp.start_processes(_compare_with_one_batchnorm, args=(sys.argv[1],),"
+        " nprocs=2, start_method='fork')\n"
+    )
+    command = [sys.executable, "-c", script, str(tmp_path / "store")]
+    ran = subprocess.run(command, cwd=HERE, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
 
 
 def _compare_with_one_batchnorm(rank: int, store: str) -> None:
