@@ -259,3 +259,24 @@ def self_initializing() -> nn.Module:
     """A model callable that starts the process group itself, unguarded."""
     dist.init_process_group("gloo")
     return Classifier()
+
+
+def run_ranks_in_fresh_interpreter(module: str, function: str, store: str) -> None:
+    """``module.function(rank, store)`` on 2 ranks forked from a fresh interpreter:
+    forked from pytest, whose torch thread pools earlier tests started, a rank can
+    wait forever on a lock no thread holds."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import sys, torch.multiprocessing as mp\n"
+        f"from {module} import {function}\n"
+        f"mp.start_processes({function}, args=(sys.argv[1],), nprocs=2,"
+        " start_method='fork')\n"
+    )
+    command = [sys.executable, "-c", script, store]
+    ran = subprocess.run(
+        command, cwd=Path(__file__).parent, capture_output=True, text=True, timeout=300
+    )
+    assert ran.returncode == 0, ran.stderr

@@ -227,17 +227,11 @@ def test_the_simulated_sync_batchnorm_normalizes_over_every_rank(tmp_path):
     BatchNorm over both ranks' samples: what SyncBatchNorm's CUDA kernel gives. The
     ranks fork from a fresh interpreter: forked from this one, whose torch thread
     pools earlier tests started, a rank can wait forever on a lock no thread holds."""
-    import subprocess
+    from ddp_models import run_ranks_in_fresh_interpreter
 
-    script = (
-        "import sys, torch.multiprocessing as mp\n"
-        "from ddp_test import _compare_with_one_batchnorm\n"
-        "mp.start_processes(_compare_with_one_batchnorm, args=(sys.argv[1],),"
-        " nprocs=2, start_method='fork')\n"
+    run_ranks_in_fresh_interpreter(
+        "ddp_test", "_compare_with_one_batchnorm", str(tmp_path / "store")
     )
-    command = [sys.executable, "-c", script, str(tmp_path / "store")]
-    ran = subprocess.run(command, cwd=HERE, capture_output=True, text=True, timeout=300)
-    assert ran.returncode == 0, ran.stderr
 
 
 def _compare_with_one_batchnorm(rank: int, store: str) -> None:

@@ -225,25 +225,11 @@ def test_a_barrier_one_rank_cannot_make_is_used_by_none(tmp_path):
     """Rank 1 cannot make the barrier's group: neither rank waits at a barrier. The
     ranks fork from a fresh interpreter: forked from this one, whose torch thread
     pools earlier tests started, a rank can wait forever on a lock no thread holds."""
-    import subprocess
-    import sys
-    from pathlib import Path
+    from ddp_models import run_ranks_in_fresh_interpreter
 
-    script = (
-        "import sys, torch.multiprocessing as mp\n"
-        "from ranks_unit_test import _make_the_barrier\n"
-        "mp.start_processes(_make_the_barrier, args=(sys.argv[1],), nprocs=2,"
-        " start_method='fork')\n"
+    run_ranks_in_fresh_interpreter(
+        "ranks_unit_test", "_make_the_barrier", str(tmp_path / "store")
     )
-    command = [sys.executable, "-c", script, str(tmp_path / "store")]
-    ran = subprocess.run(
-        command,
-        cwd=Path(__file__).parent,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert ran.returncode == 0, ran.stderr
 
 
 def _make_the_barrier(rank: int, store: str) -> None:
