@@ -12,7 +12,9 @@ and checks included, so the seconds are what a failing commit costs; the summary
 gives the slowest failing case (a target: under 10 s), by the clock and by the
 process's CPU time (what the machine's load cannot inflate; it counts every torch
 thread, and the summary gives their number), against the bound the gate keeps by
-design (``diagnosis_budget.py``), and how many passing cases ran an intervention
+design (``diagnosis_budget.py``), and end to end (``catalog_cli.py``: the same case
+through ``mlsmoke overfit`` in a fresh process, imports included), and how many
+passing cases ran an intervention
 (interventions run only after a failure: none should).
 Each catalog gives a summary row, a confusion matrix (expected code x code given) and
 one row per case.
@@ -28,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.catalog_cli import run_case_command
 from benchmarks.machine import load_average
 from benchmarks.report import Section
 from mlsmoke.overfit.verdict import diagnosis_budget
@@ -54,6 +57,7 @@ SUMMARY_COLUMNS = [
     "slowest case",
     "slowest failing case",
     "slowest failing case, CPU",
+    "the same, end to end",
     "torch threads",
     "passes that ran an intervention",
     "whole catalog",
@@ -72,6 +76,11 @@ CASE_COLUMNS = [
     "seconds",
     "CPU seconds",
 ]
+CASE_MODULES = {
+    "hand-written": "tests.catalog.cases",
+    "library": "tests.catalog.library.cases",
+    "families": "tests.catalog.families.cases",
+}
 # The codes whose diagnosis is read from an error or a cheap check, for --quick.
 PROBE_FREE = {
     MEMORIZED,
@@ -98,7 +107,7 @@ def run(quick: bool) -> Section:
     notes = [f"load average at the start: {load_average()}"]
     for name, chosen, runner in catalogs:
         outcomes = run_all(chosen, runner)
-        rows.append(summary_row(name, outcomes))
+        rows.append(summary_row(name, outcomes, end_to_end(name, outcomes)))
         notes += misses(name, outcomes)
         tables.append(confusion(f"{name}: expected code x code given", outcomes))
         tables.append(Section(f"{name}: every case", CASE_COLUMNS, case_rows(outcomes)))
@@ -110,6 +119,12 @@ def run(quick: bool) -> Section:
         f" {diagnosis_budget.FAILING_GATE_CPU_SECONDS:g} s of CPU time together (or"
         f" {diagnosis_budget.RUN_MULTIPLE:g} x a longer run's own time after it), by"
         " design; the clock adds whatever the machine's load does"
+    )
+    notes.append(
+        "end to end: the slowest failing case again, as `mlsmoke overfit --no-cache`"
+        " in a fresh process with the worker off (the interpreter's start, torch's"
+        " import and the catalog module's, which imports every library its cases"
+        " use, included), on the catalog's torch threads"
     )
     return Section(TITLE, SUMMARY_COLUMNS, rows, notes, tables)
 
@@ -133,7 +148,22 @@ def run_all(cases: list[Case], runner: Callable[[Case], Outcome]) -> list[Outcom
     return [runner(case) for case in cases]
 
 
-def summary_row(name: str, outcomes: list[Outcome]) -> list[object]:
+def end_to_end(name: str, outcomes: list[Outcome]) -> str:
+    """The slowest failing case through the command, with the code it gave."""
+    failing = [o for o in outcomes if o.result.verdict == "fail"]
+    if not failing:
+        return "-"
+    slowest = max(failing, key=lambda o: o.seconds)
+    threads = None if name == "hand-written" else 1
+    run = run_case_command(CASE_MODULES[name], slowest.case, threads)
+    within = "under" if run.seconds < FAILING_CASE_SECONDS else "OVER"
+    return (
+        f"{run.seconds:.1f} s, {run.cpu_seconds:.1f} s CPU ({slowest.case.name}:"
+        f" {run.code}; {within} {FAILING_CASE_SECONDS:g} s)"
+    )
+
+
+def summary_row(name: str, outcomes: list[Outcome], command: str) -> list[object]:
     correct = [o for o in outcomes if o.case.kind == "correct"]
     expected_pass = [o for o in outcomes if o.case.code == MEMORIZED]
     bugs = [o for o in outcomes if o.case.kind == "bug"]
@@ -165,6 +195,7 @@ def summary_row(name: str, outcomes: list[Outcome]) -> list[object]:
         f"{slowest.seconds:.1f} s ({slowest.case.name})",
         _slowest_failing(slowest_failing, "seconds"),
         _slowest_failing(costliest_failing, "cpu_seconds"),
+        command,
         ", ".join(str(n) for n in sorted({o.threads for o in outcomes})),
         f"{intervened}/{len(passes)}",
         f"{sum(o.seconds for o in outcomes):.0f} s",
