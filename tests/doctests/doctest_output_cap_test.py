@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mlsmoke.doctests.execution import CappedOutput
+from mlsmoke.doctests.collecting_runner import CappedOutput
 
 
 def test_output_past_the_cap_is_counted_not_kept() -> None:

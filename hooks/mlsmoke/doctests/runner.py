@@ -15,7 +15,8 @@ import json
 import os
 from pathlib import Path
 
-from mlsmoke.doctests.execution import RunOptions, option_flags, run_files
+from mlsmoke.doctests.collecting_runner import RunOptions
+from mlsmoke.doctests.execution import option_flags, run_files
 from mlsmoke.doctests.results import ExampleFailure, FileResult, result_to_json
 
 
