@@ -63,3 +63,17 @@ def with_logit_penalty(weight: float):
         return data + weight * logits.pow(2).mean()
 
     return loss
+
+
+def with_confidence_penalty(weight: float):
+    """Cross-entropy plus a weight times the predictions' negative entropy (a
+    confidence penalty): a heavy weight keeps the predictions near uniform."""
+
+    def loss(model: nn.Module, batch: dict) -> torch.Tensor:
+        logits = model(batch["ids"])
+        data = F.cross_entropy(logits, batch["label"])
+        p = logits.softmax(-1)
+        negative_entropy = (p * p.log()).sum(-1).mean()
+        return data + weight * negative_entropy
+
+    return loss

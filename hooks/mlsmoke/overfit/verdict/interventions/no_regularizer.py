@@ -12,15 +12,16 @@ makes the same addition, counted the same way, return the data term alone.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
 
 from mlsmoke.overfit.training.objective import forward_loss
-from mlsmoke.overfit.verdict import forward_probes, probes
+from mlsmoke.overfit.verdict import forward_probes, probes, project_frames
 from mlsmoke.overfit.verdict.batch_probes import batch_fields, seeded
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.interventions import runner
@@ -38,6 +39,7 @@ class ExtraTerm:
     value: float  # the regularizer's value at init
     loss: float  # the whole loss at init
     targets: tuple[str, ...]  # the fields the data term reads and forward does not
+    where: str | None = None  # the project's line that adds it
 
 
 def find(run: GateRun) -> ExtraTerm | None:
@@ -46,13 +48,18 @@ def find(run: GateRun) -> ExtraTerm | None:
     return remember(run, "extra-loss-term", lambda: _find(run))
 
 
-def check(run: GateRun, term: ExtraTerm) -> runner.Outcome:
+def check(run: GateRun, term: ExtraTerm, **overrides: Any) -> runner.Outcome:
+    """The copy trained with the data term alone; ``overrides`` are the probe's
+    (a target of its own where the main run could resolve none)."""
     loss_fn = _data_term_only(run.loss_fn, term)
     return runner.intervene(
         run,
         CHANGE,
         lambda seconds: run.probe(
-            cpu_seconds=seconds, timeout=probes.probe_timeout(run), loss_fn=loss_fn
+            cpu_seconds=seconds,
+            timeout=probes.probe_timeout(run),
+            loss_fn=loss_fn,
+            **overrides,
         ),
     )
 
@@ -62,11 +69,23 @@ class _Sums(TorchFunctionMode):
     result, and whether it subtracts), in order; at ``keep`` = (place, operand)
     that addition returns the operand alone."""
 
-    def __init__(self, keep: tuple[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        keep: tuple[int, int] | None = None,
+        lines_from: str | None | bool = False,
+    ) -> None:
         super().__init__()
         # (left, right, result, whether it subtracts)
         self.sums: list[tuple[Any, Any, Any, bool]] = []
         self.keep = keep
+        self.loss: Any = None  # what the loss callable returned
+        # where each addition is made, when asked for: ``lines_from`` is the
+        # working directory the paths are shown from (None: absolute), or False
+        self.lines: list[str | None] | None = None if lines_from is False else []
+        self._directory = None if lines_from is False else lines_from
+        self._libraries = (
+            project_frames.library_directories() if self.lines is not None else ()
+        )
 
     def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore
         kwargs = kwargs or {}
@@ -78,7 +97,16 @@ class _Sums(TorchFunctionMode):
         else:
             result = func(*args, **kwargs)
         self.sums.append((args[0], args[1], result, func in _SUBTRACTIONS))
+        if self.lines is not None:
+            self.lines.append(self._line())
         return result
+
+    def _line(self) -> str | None:
+        frames = traceback.extract_stack()
+        frame = project_frames.innermost_project_frame(frames, self._libraries)
+        return (
+            None if frame is None else project_frames.frame_line(frame, self._directory)
+        )
 
 
 def _two_scalars(args: tuple) -> bool:
@@ -98,19 +126,29 @@ def _find(run: GateRun) -> ExtraTerm | None:
         targets = _targets(run, model, batch)
         if not targets:
             return None
-        first, loss = _sums(run, model, batch)
+        first = _sums(run, model, batch, run.evidence.working_directory)
         paired_anew = _rolled(batch, [value for _, value in targets])
-        second, _ = _sums(run, model, paired_anew)
+        second = _sums(run, model, paired_anew)
     except Exception:
         return None
-    return _extra_term(first, second, loss, [name for name, _ in targets])
+    term = _extra_term(
+        first.sums, second.sums, first.loss, [name for name, _ in targets]
+    )
+    if term is None or not first.lines:
+        return term
+    return replace(term, where=first.lines[term.addition])
 
 
-def _sums(run: GateRun, model: torch.nn.Module, batch: Any) -> tuple[list, Any]:
-    sums = _Sums()
+def _sums(
+    run: GateRun,
+    model: torch.nn.Module,
+    batch: Any,
+    lines_from: str | None | bool = False,
+) -> _Sums:
+    sums = _Sums(lines_from=lines_from)
     with seeded(run), torch.no_grad(), sums:
-        loss = forward_probes.loss_of(run, model, batch)
-    return sums.sums, loss
+        sums.loss = forward_probes.loss_of(run, model, batch)
+    return sums
 
 
 def _extra_term(
