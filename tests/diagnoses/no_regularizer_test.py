@@ -59,3 +59,38 @@ def test_a_light_regularizer_passes(model, batch, loss, targets):
     twin = run_case(Case("light", "regularized", model, batch, loss=loss(light)))
     assert twin.code == "memorized", report(twin)
     assert twin.probe_steps == []  # interventions run only on failure
+
+
+INSIDE_MODEL = [
+    # nanoGPT's shape: forward(ids, label) returns (logits, loss)
+    (m.ClassifierWithLoss, m.token_batch, (1.0, 1e-5), "keeps it above the target"),
+    # Hugging Face's: forward(ids, labels=...) returns an output with .loss
+    (
+        m.ConfidentClassifier,
+        m.token_batch_with_labels,
+        (2.0, 0.01),
+        "makes it negative",
+    ),
+]
+
+
+@pytest.mark.parametrize(("model", "batch", "weights", "says"), INSIDE_MODEL)
+def test_a_heavy_penalty_inside_forward_is_named_and_checked(
+    model, batch, weights, says
+):
+    """No loss callable: the model's forward adds the penalty to its own loss, and
+    the copy's forward leaves it out."""
+    bug = run_case(Case("heavy", "self-loss", lambda: model(weights[0]), batch))
+    assert bug.code == "not-learning", report(bug)
+    text = report(bug)
+    assert says in text
+    assert "the model's loss is a sum of two terms (added at " in text
+    assert "regularizer_models.py:" in text
+    assert "(checked: with the regularizer's weight 0 the batch is memorized in" in text
+
+
+@pytest.mark.parametrize(("model", "batch", "weights", "says"), INSIDE_MODEL)
+def test_a_light_penalty_inside_forward_passes(model, batch, weights, says):
+    twin = run_case(Case("light", "self-loss", lambda: model(weights[1]), batch))
+    assert twin.code == "memorized", report(twin)
+    assert twin.probe_steps == []

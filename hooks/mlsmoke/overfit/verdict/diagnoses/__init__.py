@@ -93,6 +93,7 @@ REGISTRY: list[Diagnoser] = [
     non_finite.diagnose,
     lr_too_low.diagnose,
     too_slow.diagnose,
+    regularizer_floor.diagnose_unchecked,  # the copy could not run: evidence alone
     not_learning.diagnose,
     train_error.diagnose,
     not_memorized.diagnose,
