@@ -42,3 +42,24 @@ def timestep_batch(
 def timestep_loss(model: nn.Module, batch: tuple) -> torch.Tensor:
     images, timesteps, labels = batch
     return F.cross_entropy(model(images, timesteps), labels)
+
+
+class CheckedTimestepClassifier(TimestepClassifier):
+    """The same classifier computing its own loss, as Hugging Face models do with
+    ``labels=``, after checking its inputs with Python numbers: timesteps against
+    the schedule's length, labels against the head's width. A check raises its own
+    ValueError before the loss: no torch operation ever sees a value out of range."""
+
+    def __init__(self, in_channels: int = 3, schedule: int = STEPS + 1) -> None:
+        super().__init__(in_channels)
+        self.schedule = schedule  # the timesteps the check allows: 0..schedule-1
+
+    def forward(
+        self, images: torch.Tensor, timesteps: torch.Tensor, labels: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        if not int(timesteps.max()) < self.schedule:
+            raise ValueError(f"timesteps index a schedule of {self.schedule} steps")
+        if labels.max().item() >= self.head.out_features:
+            raise ValueError("a label names no class of the head")
+        logits = super().forward(images, timesteps)
+        return logits, F.cross_entropy(logits, labels)

@@ -86,7 +86,7 @@ class ScriptTrainer:
         **other: Any,
     ) -> Evidence:
         if self.first is not None:
-            self._check_supported(model_factory, device, dtype, other)
+            self._check_supported(model_factory, loss_fn, device, dtype, other)
         if self.deadline is not None:
             timeout = min(timeout, max(self.deadline - time.monotonic(), 0.0))
         rules = StepRules(max_steps, target_loss, target_ratio, timeout,
@@ -107,13 +107,20 @@ class ScriptTrainer:
         return outcome.evidence
 
     def _check_supported(
-        self, model_factory: Any, device: str | None, dtype: str | None, other: dict
+        self,
+        model_factory: Any,
+        loss_fn: Any,
+        device: str | None,
+        dtype: str | None,
+        other: dict,
     ) -> None:
         first = self.first
         assert first is not None
         reason = None
         if model_factory is not None and model_factory != self.model_factory:
             reason = "it trains a changed model, and the script builds its own"
+        elif loss_fn is not None:
+            reason = "it trains a changed loss, and the script computes its own"
         elif dtype not in (None, "float32"):
             reason = f"it trains in {dtype}, and the script chooses its own dtype"
         elif device is not None and device != first.evidence.device:

@@ -2,9 +2,10 @@
 of a fresh model, not by their names or their values: a field is a class target when
 it (or an integer tensor computed from it) is the target of a classification loss,
 indexes a dimension as wide as the model's output, or is compared with that width (a
-project's own check of its labels). An integer field that only indexes a schedule or a
-table of its own width (diffusion timesteps, positions) is not one, whatever values
-it holds.
+project's own check of its labels, in torch, or in Python numbers in the ``if``
+or ``assert`` that raised: ``raising_check.py``). An integer field that only indexes
+a schedule or a table of its own width (diffusion timesteps, positions), or is
+checked against one, is not one, whatever values it holds.
 
 The step is traced through a ``TorchFunctionMode`` up to where it raises: what a
 failing step did before its error is the evidence.
@@ -23,7 +24,7 @@ from torch.utils._pytree import tree_flatten
 
 from mlsmoke.expect.model_calls import CLASS_ID_LOSSES, PER_CLASS_LOSSES
 from mlsmoke.overfit.training.inventory import batch_fields
-from mlsmoke.overfit.verdict import forward_probes
+from mlsmoke.overfit.verdict import forward_probes, raising_check
 from mlsmoke.overfit.verdict.batch_probes import same_tensor, seeded
 from mlsmoke.overfit.verdict.diagnoses._field_values import is_integer_tensor
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -89,9 +90,24 @@ def _trace(run: GateRun) -> Reach:
     try:
         with seeded(run), torch.no_grad(), tracer:
             forward_probes.loss_of(run, model, batch)
-    except Exception:
-        pass  # the uses before the error are the evidence
+    except Exception as error:  # the uses before the error are the evidence
+        return Reach(tracer.uses + _checked(error, tracer))
     return Reach(tracer.uses)
+
+
+def _checked(error: Exception, tracer: _Uses) -> list[Use]:
+    """The project's own check that raised ``error``, comparing a field's values
+    with a number in Python (``int(y.max()) >= n``), which no torch call shows."""
+    try:
+        compared = raising_check.comparisons(error)
+    except Exception:
+        return []
+    uses = []
+    for tensor, number in compared:
+        fields = tracer.fields_of(tensor)
+        if fields and float(number).is_integer():
+            uses.append(Use(fields, tensor, int(number), "compared with"))
+    return uses
 
 
 class _Uses(TorchFunctionMode):
@@ -129,6 +145,10 @@ class _Uses(TorchFunctionMode):
             if use is not None:
                 self.uses.append(use)
         return sources
+
+    def fields_of(self, value: Any) -> frozenset[str]:
+        """The fields ``value`` was computed from (none: not from the batch)."""
+        return self._of(value)
 
     def _of(self, value: Any) -> frozenset[str]:
         if isinstance(value, torch.Tensor):

@@ -60,6 +60,8 @@ REGISTRY: list[Diagnoser] = [
     # a step function's broken invariant fails even a run that memorized
     *step_function.DIAGNOSERS,
     memorized.diagnose,
+    # a negative loss at init that its regularizer alone makes negative
+    regularizer_floor.diagnose_negative_at_init,
     wrong_objective.diagnose,  # before config-error: it explains a negative init loss
     # a repair of the batch that made the failing step run, tried on a copy
     checked_repair.diagnose,
@@ -91,6 +93,7 @@ REGISTRY: list[Diagnoser] = [
     non_finite.diagnose,
     lr_too_low.diagnose,
     too_slow.diagnose,
+    regularizer_floor.diagnose_unchecked,  # the copy could not run: evidence alone
     not_learning.diagnose,
     train_error.diagnose,
     not_memorized.diagnose,

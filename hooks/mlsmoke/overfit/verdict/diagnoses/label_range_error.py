@@ -145,6 +145,8 @@ def _ids_not_targets_beyond(run: GateRun, evidence: Evidence) -> bool:
 def _ranges(run: GateRun, evidence: Evidence) -> tuple[int | None, list[str]]:
     capture = forward_probes.capture_forward(run)
     outputs = capture.last_layer_outputs if capture is not None else None
+    if outputs is None:  # a check raised before any layer ran: the model's head
+        outputs = _step_evidence.output_of(run).width
     lines = []
     if outputs is not None:
         lines.append(

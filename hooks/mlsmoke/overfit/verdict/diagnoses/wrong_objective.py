@@ -43,7 +43,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         PROBABILITIES_EXPECTED, _errors.message(evidence), re.IGNORECASE
     ):
         return _scores_for_probabilities(run)
-    if _negative_at_init(run):
+    if negative_at_init(run):
         return _falls_without_bound(run)
     if evidence.bound_check_from is not None and evidence.error is None:
         return _fell_through_target(run)
@@ -156,7 +156,8 @@ def _climbs(run: GateRun, losses: list[float]) -> bool:
     return min(finite) >= losses[0] - slack
 
 
-def _negative_at_init(run: GateRun) -> bool:
+def negative_at_init(run: GateRun) -> bool:
+    """The loss was below 0 at init, so that a target-ratio of it means nothing."""
     error = run.evidence.error
     return (
         isinstance(error, ProjectProblem)
