@@ -39,6 +39,7 @@ class CommandRun:
     seconds: float
     cpu_seconds: float  # the command and the processes it waited for
     code: str  # the diagnosis code the command's --json gave
+    import_seconds: float  # a fresh interpreter importing the catalog module alone
 
 
 def run_case_command(module: str, case: Any, threads: int | None) -> CommandRun:
@@ -61,7 +62,10 @@ def run_case_command(module: str, case: Any, threads: int | None) -> CommandRun:
         if report.exists():
             gates = json.loads(report.read_text())
             code = _diagnosis_code(gates)
-        return CommandRun(run.seconds, run.cpu_seconds, code)
+        imports = run_process(
+            [sys.executable, "-c", "import catalog_case"], cwd=project, env=env
+        )
+        return CommandRun(run.seconds, run.cpu_seconds, code, imports.seconds)
 
 
 def _pyproject(case: Any) -> str:
