@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Callable, Mapping
-from typing import Any, Union
+from typing import Any, NamedTuple, Union
 
 import numpy
 import torch
@@ -46,9 +46,28 @@ _LITTLE_WORDS = numpy.dtype("<u8")
 Part = Union[numpy.ndarray, list[bytes]]
 
 
+class Rows(NamedTuple):
+    """A batch's rows, hashed later with others of the same layout (the numpy steps
+    then cost once for many batches): ``data`` is (rows, n) uint8."""
+
+    layout: str
+    data: numpy.ndarray
+
+
+# A batch's hashes, or its rows still to hash.
+Pending = Union[list[str], Rows]
+
+
 def batch_hashes(batch: Any, size: int) -> list[str] | None:
     """Each row's hash in a batch of ``size`` laid out as default_collate lays it
     out; None when the batch is not such a layout."""
+    rows = batch_rows(batch, size)
+    return None if rows is None else resolve([rows])
+
+
+def batch_rows(batch: Any, size: int) -> Pending | None:
+    """The rows of a batch laid out as default_collate lays it out, to hash (a batch
+    with plain values: its hashes); None when the batch is not such a layout."""
     parts: list[Part] = []
     layout: list[str] = []
     if not _collect(batch, size, "", parts, layout):
@@ -56,28 +75,54 @@ def batch_hashes(batch: Any, size: int) -> list[str] | None:
     text = "\n".join(layout)
     if all(isinstance(part, numpy.ndarray) for part in parts):
         if not parts:
-            return hex_digests(digests(text, numpy.zeros((size, 0), numpy.uint8)))
+            return Rows(text, numpy.zeros((size, 0), numpy.uint8))
         data = parts[0] if len(parts) == 1 else numpy.concatenate(parts, axis=1)
-        return hex_digests(digests(text, data))
+        return Rows(text, data)
     columns = [_row_bytes(part) for part in parts]
     return [bytes_hash(text, b"".join(row)) for row in zip(*columns)]
+
+
+def resolve(pending: list[Pending]) -> list[str]:
+    """Every row's hash, in order: neighbouring rows of one layout hashed at once."""
+    hashes: list[str] = []
+    run: list[numpy.ndarray] = []
+    for at, entry in enumerate(pending):
+        if isinstance(entry, Rows):
+            run.append(entry.data)
+            following = pending[at + 1] if at + 1 < len(pending) else None
+            if isinstance(following, Rows) and following.layout == entry.layout and (
+                    following.data.shape[1] == entry.data.shape[1]):  # fmt: skip
+                continue
+            data = run[0] if len(run) == 1 else numpy.concatenate(run)
+            hashes += hex_digests(digests(entry.layout, data))
+            run = []
+        else:
+            hashes += entry
+    return hashes
+
+
+def item_rows(
+    items: list[Any], batch: Any, collate: Callable[[list[Any]], Any]
+) -> Pending:
+    """The rows of ``items``, which ``collate`` made into ``batch``, to hash: read
+    from the batch when it is default_collate's, else from default_collate(items)
+    when the items stack; else the hashes of one example at a time."""
+    rows = None
+    if collate is torch.utils.data.default_collate:
+        rows = batch_rows(batch, len(items))
+    else:
+        try:
+            rows = batch_rows(torch.utils.data.default_collate(items), len(items))
+        except (TypeError, RuntimeError):  # rows of other shapes: no common layout
+            rows = None
+    return rows if rows is not None else [content_hash(item) for item in items]
 
 
 def item_hashes(
     items: list[Any], batch: Any, collate: Callable[[list[Any]], Any]
 ) -> list[str]:
-    """The hash of each of ``items``, which ``collate`` made into ``batch``: read
-    from the batch when it is default_collate's, else from default_collate(items)
-    when the items stack, else one example at a time."""
-    hashes = None
-    if collate is torch.utils.data.default_collate:
-        hashes = batch_hashes(batch, len(items))
-    else:
-        try:
-            hashes = batch_hashes(torch.utils.data.default_collate(items), len(items))
-        except (TypeError, RuntimeError):  # rows of other shapes: no common layout
-            hashes = None
-    return hashes if hashes is not None else [content_hash(item) for item in items]
+    """The hash of each of ``items`` (see :func:`item_rows`)."""
+    return resolve([item_rows(items, batch, collate)])
 
 
 def content_hash(example: Any) -> str:

@@ -63,6 +63,18 @@ def logits_of(outputs: Any) -> Any:
     return outputs
 
 
+def is_classifier(logits: Any, labels: Any) -> bool:
+    """Whether these are a classifier's logits (B, C) and class labels (B,)."""
+    return (
+        isinstance(logits, torch.Tensor)
+        and isinstance(labels, torch.Tensor)
+        and logits.is_floating_point()
+        and not labels.is_floating_point()
+        and logits.dim() == 2
+        and labels.shape == logits.shape[:1]
+    )
+
+
 def default_figures(logits: Any, labels: Any) -> PerExample | None:
     """The default figures, or None when the outputs and labels are not a
     classifier's nor a token model's."""
