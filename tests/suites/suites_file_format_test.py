@@ -33,6 +33,9 @@ def test_a_record_writes_each_line_from_its_columns_as_row_line_writes_it() -> N
     predictions = [index % 5 for index in indices]
     lines = column_lines(indices, hashes, labels, predictions, losses, scores)
     assert list(lines) == indices
+    every = column_lines(range(len(losses)), hashes, labels, predictions, losses,
+                         scores)  # fmt: skip
+    assert every == list(lines.values())  # every example: a list, by index
     for index, line in lines.items():
         row = (index, hashes[index], labels[index], predictions[index],
                losses[index], scores[index])  # fmt: skip

@@ -10,9 +10,11 @@ for a thousand, so it is paid once per chunk rather than once per batch.
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -236,12 +238,14 @@ def _length(dataset: Any, key: str) -> int:
 
 
 def _items(dataset: Any, indices: range, settings: SuitesSettings) -> list[Any]:
-    index = indices.start
-    try:  # the walrus keeps the index being read in this scope
-        return [dataset[(index := at)] for at in indices]
+    items: list[Any] = []
+    try:  # extend keeps what was read before an example that raised
+        items.extend(map(operator.getitem, repeat(dataset), indices))
+        return items
     except Exception as error:
         raise SuitesProblem(
-            f"{settings.key_path('dataset')}: dataset[{index}] raised"
+            f"{settings.key_path('dataset')}: dataset[{indices.start + len(items)}]"
+            " raised"
             f" {type(error).__name__}: {error}",
             user_traceback(error),
         ) from None
@@ -268,13 +272,13 @@ def _slices_of(
     if objects.slice is None:
         return []
     key = settings.key_path("slice")
-    position, slice_of = 0, objects.slice
-    try:  # the walrus keeps the position being sliced in this scope
-        names = [slice_of(items[(position := at)]) for at in range(len(items))]
+    names: list[Any] = []
+    try:  # extend keeps the names given before an example that raised
+        names.extend(map(objects.slice, items))
     except Exception as error:
         raise SuitesProblem(
             f"{key}: raised {type(error).__name__} on example"
-            f" {indices.start + position}: {error}",
+            f" {indices.start + len(names)}: {error}",
             user_traceback(error),
         ) from None
     if _known(names):

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Union
 
 COLUMNS = ("index", "hash", "label", "prediction", "loss", "score")
 LABEL_ISSUE = "possible_label_issue"  # a column of the hard suite only
 _PLAIN_LINE = '[%d, "%s", %d, %d, %.6g, %.6g]'
+# Lines made already, by example index: a mapping, or a list of every example's.
+Lines = Union[Mapping[int, str], Sequence[str]]
 
 
 def number(value: Any) -> Any:
@@ -63,16 +65,18 @@ def column_lines(
     predictions: Sequence[Any],
     losses: Sequence[Any],
     scores: Sequence[Any],
-) -> dict[int, str]:
-    """The lines of the examples at ``indices`` in a file of :data:`COLUMNS`, made
-    from an evaluation's columns (entry i of each is example i's)."""
-    rows = list(zip(indices, [hashes[i] for i in indices],
-                    [labels[i] for i in indices], [predictions[i] for i in indices],
-                    [losses[i] for i in indices],
-                    [scores[i] for i in indices]))  # fmt: skip
-    if _plain(*zip(*rows)) if rows else True:
-        return dict(zip(indices, map(_PLAIN_LINE.__mod__, rows)))
-    return dict(zip(indices, map(row_line, rows)))
+) -> Lines:
+    """The lines of the examples at ``indices`` in a file of :data:`COLUMNS`, by
+    index, made from an evaluation's columns (entry i of each is example i's; for
+    ``indices`` of every example, the columns are used as they are, and the lines
+    are a list)."""
+    columns = [hashes, labels, predictions, losses, scores]
+    every = indices == range(len(hashes))
+    if not every:
+        columns = [[column[i] for i in indices] for column in columns]
+    line = _PLAIN_LINE.__mod__ if _plain(indices, *columns) else row_line
+    lines = map(line, zip(indices, *columns))
+    return list(lines) if every else dict(zip(indices, lines))
 
 
 def _plain(

@@ -11,7 +11,7 @@ from typing import Any
 
 from mlsmoke.suites import identity, report
 from mlsmoke.suites.comparison import Comparison, compare_all
-from mlsmoke.suites.example_lines import LABEL_ISSUE, column_lines
+from mlsmoke.suites.example_lines import LABEL_ISSUE, Lines, column_lines
 from mlsmoke.suites.kinds import Selected, select_all
 from mlsmoke.suites.label_issues import LabelIssue, issues_among
 from mlsmoke.suites.records import COLUMNS, Evaluation, mean
@@ -147,13 +147,18 @@ def _suite_file(
                      {**stamp, "size": len(indices)})  # fmt: skip
 
 
-def _lines(evaluation: Evaluation, chosen: list[Selected]) -> dict[int, str]:
+def _lines(evaluation: Evaluation, chosen: list[Selected]) -> Lines:
     """The suites' example lines, each made once from the columns."""
     indices: set[int] = set()
     for selected in chosen:
         indices.update(selected.indices)
     e = evaluation
-    return column_lines(list(indices), e.hashes, e.labels, e.predictions, e.losses,
+    # distinct indices from 0 to len - 1: every example
+    every = len(indices) == len(e) and (
+        not e or min(indices) == 0 == max(indices) + 1 - len(e)
+    )
+    chosen_indices = range(len(e)) if every else sorted(indices)
+    return column_lines(chosen_indices, e.hashes, e.labels, e.predictions, e.losses,
                         e.scores)  # fmt: skip
 
 

@@ -12,7 +12,7 @@ fingerprint of every example's content hash.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +20,13 @@ from typing import Any
 
 from mlsmoke.atomic import write_atomically
 from mlsmoke.errors import MlsmokeError
-from mlsmoke.suites.example_lines import COLUMNS, LABEL_ISSUE, number, row_line
+from mlsmoke.suites.example_lines import (
+    COLUMNS,
+    LABEL_ISSUE,
+    Lines,
+    number,
+    row_line,
+)
 
 FORMAT = "mlsmoke-suite"
 VERSION = 2
@@ -95,7 +101,7 @@ class SuiteFile:
         }
 
 
-def render(suite: SuiteFile, known: Mapping[int, str] | None = None) -> str:
+def render(suite: SuiteFile, known: Lines | None = None) -> str:
     """The file's text: sorted header keys, the columns, one example per line.
     ``known`` holds lines made already (example_lines.column_lines), by index, of
     examples of just :data:`COLUMNS`."""
@@ -105,7 +111,7 @@ def render(suite: SuiteFile, known: Mapping[int, str] | None = None) -> str:
     if known and tuple(names) == COLUMNS:
         try:
             lines = list(map(known.__getitem__, suite.indices))
-        except KeyError:
+        except (KeyError, IndexError):
             lines = None
     if lines is None:
         lines = list(map(row_line, zip(*suite.columns.values())))
@@ -118,9 +124,7 @@ def file_name(suite: str) -> str:
     return f"{suite}.json"
 
 
-def write(
-    directory: Path, suite: SuiteFile, known: Mapping[int, str] | None = None
-) -> Path:
+def write(directory: Path, suite: SuiteFile, known: Lines | None = None) -> Path:
     """Write ``suite``'s file, atomically; a file that already holds these bytes is
     left as it is (a re-record of the same checkpoint touches nothing)."""
     path = directory / file_name(suite.name)
@@ -129,16 +133,19 @@ def write(
 
 
 def write_all(
-    directory: Path, suites: list[SuiteFile], known: Mapping[int, str] | None = None
+    directory: Path, suites: list[SuiteFile], known: Lines | None = None
 ) -> None:
-    """Write every suite's file (setting its ``path``): rendered first, then
-    written side by side, so that the files' fsyncs wait for the disk together."""
-    texts = [render(suite, known).encode() for suite in suites]
-    paths = [directory / file_name(suite.name) for suite in suites]
+    """Write every suite's file (setting its ``path``): each rendered here, then
+    written by a thread, so that the files' fsyncs wait for the disk together and
+    while the next ones are rendered."""
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:
-        list(pool.map(_write_bytes, paths, texts))
-    for suite, path in zip(suites, paths):
-        suite.path = path
+        writes = []
+        for suite in suites:
+            suite.path = directory / file_name(suite.name)
+            data = render(suite, known).encode()
+            writes.append(pool.submit(_write_bytes, suite.path, data))
+        for done in writes:
+            done.result()
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
