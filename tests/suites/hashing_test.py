@@ -8,7 +8,13 @@ import struct
 
 import torch
 
-from mlsmoke.suites.hashing import batch_hashes, content_hash, item_hashes
+from mlsmoke.suites.hashing import (
+    batch_hashes,
+    batch_rows,
+    content_hash,
+    item_hashes,
+    resolve,
+)
 
 
 def examples() -> list[dict]:
@@ -113,3 +119,20 @@ def test_a_custom_collate_still_hashes_each_example_as_alone() -> None:
     assert padded == [content_hash(item) for item in items]
     ragged = [torch.arange(n) for n in (2, 3)]
     assert item_hashes(ragged, None, list) == [content_hash(r) for r in ragged]
+
+
+def test_batches_hashed_together_give_each_row_its_own_hash() -> None:
+    x = torch.randn(5, 3, generator=torch.Generator().manual_seed(3))
+    pairs = [(x[i], i) for i in range(5)]
+    pending = [
+        batch_rows(torch.utils.data.default_collate(pairs[:2]), 2),
+        batch_rows(torch.utils.data.default_collate(pairs[2:3]), 1),
+        [content_hash("not a tensor")],
+        batch_rows(torch.utils.data.default_collate([x[3], x[4]]), 2),  # other layout
+    ]
+    assert resolve(pending) == [
+        *[content_hash(pair) for pair in pairs[:3]],
+        content_hash("not a tensor"),
+        content_hash(x[3]),
+        content_hash(x[4]),
+    ]

@@ -29,12 +29,11 @@ from mlsmoke.suites.hashing import Pending, item_rows, resolve
 from mlsmoke.suites.problem import SuitesProblem
 from mlsmoke.suites.project_objects import ProjectObjects, build_model
 from mlsmoke.suites.records import Evaluation, mean
-from mlsmoke.suites.settings import SUITE_NAME, SuitesSettings
+from mlsmoke.suites.settings import SuitesSettings
+from mlsmoke.suites.slice_names import slice_names
 
 CHUNK_ROWS = 1024  # examples whose hashes and figures are computed at once
 CHUNK_LOGITS = 1 << 22  # and at most this many logits kept for them (16 MB)
-# Slice names already found valid: a dataset has few, and each example names one.
-_CHECKED_NAMES: set[str] = set()
 # (examples done, of how many, mean loss so far)
 Progress = Callable[[int, int, float], None]
 Sums = tuple[list[float], list[int]]  # p(label) totals and counts per class
@@ -114,7 +113,7 @@ def _evaluate_batch(
     """The batch's examples as columns, and its per-class confidence sums; None
     when it went into ``chunk`` instead (a classifier's)."""
     items = _items(objects.dataset, indices, settings)
-    slices = _slices_of(objects, items, indices, settings)
+    slices = slice_names(objects, items, indices, settings)
     batch = _collate(objects, items, settings)
     hashes = item_rows(items, batch, objects.collate)
     batch = batch_to(batch, device, None)
@@ -263,47 +262,3 @@ def _collate(
             f" {error}",
             user_traceback(error),
         ) from None
-
-
-def _slices_of(
-    objects: ProjectObjects, items: list[Any], indices: range, settings: SuitesSettings
-) -> list[str | None]:
-    """Each item's slice name (empty when no slice function is set)."""
-    if objects.slice is None:
-        return []
-    key = settings.key_path("slice")
-    names: list[Any] = []
-    try:  # extend keeps the names given before an example that raised
-        names.extend(map(objects.slice, items))
-    except Exception as error:
-        raise SuitesProblem(
-            f"{key}: raised {type(error).__name__} on example"
-            f" {indices.start + len(names)}: {error}",
-            user_traceback(error),
-        ) from None
-    if _known(names):
-        return names
-    return [_slice_name(name, at, key) for name, at in zip(names, indices)]
-
-
-def _known(names: list[Any]) -> bool:
-    """Whether every name is None or a slice name already found valid."""
-    try:
-        return not set(names).difference(_CHECKED_NAMES, (None,))
-    except TypeError:  # unhashable
-        return False
-
-
-def _slice_name(name: Any, index: int, key: str) -> str | None:
-    if name is None:
-        return None
-    text = str(name)
-    if text in _CHECKED_NAMES:
-        return text
-    if not SUITE_NAME.match(text):
-        raise SuitesProblem(
-            f"{key}: gave {name!r} for example {index}; a slice name becomes a file"
-            " name: letters, digits, '.', '_' and '-' (up to 64)"
-        )
-    _CHECKED_NAMES.add(text)
-    return text

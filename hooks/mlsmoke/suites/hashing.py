@@ -20,11 +20,17 @@ numbers from the same bytes), and all arithmetic modulo 2**64::
     mix_j = x * M ^ (x * M >> 29), where x = w_j ^ key_j
     hash  = splitmix64(seed ^ (mix_0 + mix_1 + ... + mix_{m-1}))
 
-where key_j is splitmix64(j + 1) and M = 0x9E3779B97F4A7C15. Each step after a word
-(xor with a key, times an odd number, xorshift) and the final splitmix64 are
-bijections: a change to one word, so to any one byte, always changes the hash, and
-the keys make the position of a word count. It is not cryptographic (nobody is
-forging datasets here); 64 bits keep chance collisions out of reach for any dataset.
+where key_j is splitmix64(j + 1), M = 0x9E3779B97F4A7C15, and splitmix64(z) is
+splitmix64's finalizer: z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27;
+z *= 0x94D049BB133111EB; z ^= z >> 31. An example that does not collate is one
+plain value: layout ``":values"``, bytes ``":<type>:<repr>"``.
+
+Each step after a word (xor with a key, times an odd number, xorshift) and the final
+splitmix64 are bijections: a change to one word, so to any one byte, always changes
+the hash, and the keys make the position of a word count. It is not cryptographic:
+it tells changed and moved content apart, not content made to collide on purpose;
+64 bits keep chance collisions out of reach for any dataset. Rows of one layout are
+hashed together, a batch or several at a time (:func:`resolve`).
 """
 
 from __future__ import annotations
