@@ -25,7 +25,7 @@ from mlsmoke.overfit.training.evidence import ProjectProblem
 from mlsmoke.overfit.training.instruments import user_traceback
 from mlsmoke.suites import metrics
 from mlsmoke.suites.checkpoint import file_sha256, load_checkpoint
-from mlsmoke.suites.hashing import Pending, item_rows, resolve
+from mlsmoke.suites.hashing import Pending, Rows, item_rows, resolve
 from mlsmoke.suites.problem import SuitesProblem
 from mlsmoke.suites.project_objects import ProjectObjects, build_model
 from mlsmoke.suites.records import Evaluation, mean
@@ -33,7 +33,8 @@ from mlsmoke.suites.settings import SuitesSettings
 from mlsmoke.suites.slice_names import slice_names
 
 CHUNK_ROWS = 1024  # examples whose hashes and figures are computed at once
-CHUNK_LOGITS = 1 << 22  # and at most this many logits kept for them (16 MB)
+CHUNK_BYTES = 1 << 24  # at most this much of their logits and bytes kept for them
+ROWS_KEPT = 1 << 20  # a batch's bytes to hash beyond this are hashed at once
 # (examples done, of how many, mean loss so far)
 Progress = Callable[[int, int, float], None]
 Sums = tuple[list[float], list[int]]  # p(label) totals and counts per class
@@ -51,10 +52,10 @@ class _Chunk:
     scores: list[float] | None = None
     slices: list[str | None] = field(default_factory=list)
     rows: int = 0
-    floats: int = 0
+    bytes: int = 0
 
     def full(self) -> bool:
-        return self.rows >= CHUNK_ROWS or self.floats >= CHUNK_LOGITS
+        return self.rows >= CHUNK_ROWS or self.bytes >= CHUNK_BYTES
 
 
 def evaluate(
@@ -130,18 +131,34 @@ def _evaluate_batch(
     scores = _project_values(objects.score, "score", settings, outputs, batch, count)
     logits = metrics.logits_of(outputs)
     if metrics.is_classifier(logits, labels):
-        chunk.hashes.append(hashes)
+        chunk.hashes.append(_kept(hashes))
         chunk.logits.append(logits.float())
         chunk.labels.append(labels.long())
         chunk.losses = _joined(chunk.losses, losses)
         chunk.scores = _joined(chunk.scores, scores)
         chunk.slices += slices
         chunk.rows += count
-        chunk.floats += logits.numel()
+        chunk.bytes += logits.numel() * 4 + _size(chunk.hashes[-1])
         return None
     figures = metrics.default_figures(logits, labels)
     return _columns(resolve([hashes]), figures, losses, scores, slices, settings,
                     count)  # fmt: skip
+
+
+def _kept(hashes: Pending) -> Pending:
+    """The batch's rows to hash with the chunk's: a copy, which the forward cannot
+    have changed in place; hashed now when they are large (images)."""
+    if not isinstance(hashes, Rows):
+        return hashes
+    if hashes.data.nbytes > ROWS_KEPT:
+        return resolve([hashes])
+    return (
+        hashes if hashes.data.flags.owndata else Rows(hashes.layout, hashes.data.copy())
+    )
+
+
+def _size(hashes: Pending) -> int:
+    return hashes.data.nbytes if isinstance(hashes, Rows) else 0
 
 
 def _flush(chunk: _Chunk, settings: SuitesSettings) -> tuple[Evaluation, Sums | None]:
