@@ -117,7 +117,7 @@ def _evaluate_batch(
     slices = slice_names(objects, items, indices, settings)
     batch = _collate(objects, items, settings)
     hashes = item_rows(items, batch, objects.collate)
-    batch = batch_to(batch, device, None)
+    batch = batch if _on_cpu_already(batch, device) else batch_to(batch, device, None)
     try:
         outputs, labels = metrics.forward(model, batch)
     except Exception as error:
@@ -143,6 +143,20 @@ def _evaluate_batch(
     figures = metrics.default_figures(logits, labels)
     return _columns(resolve([hashes]), figures, losses, scores, slices, settings,
                     count)  # fmt: skip
+
+
+def _on_cpu_already(batch: Any, device: str) -> bool:
+    """Whether ``batch`` is a plain list, tuple or dict of CPU tensors, evaluated on
+    the CPU: batch_to would give the same tensors back."""
+    if device != "cpu":
+        return False
+    kind = type(batch)
+    values = (
+        batch.values() if kind is dict else batch if kind in (list, tuple) else None
+    )
+    return values is not None and all(
+        type(value) is torch.Tensor and value.is_cpu for value in values
+    )
 
 
 def _kept(hashes: Pending) -> Pending:
