@@ -74,6 +74,9 @@ def batch_hashes(batch: Any, size: int) -> list[str] | None:
 def batch_rows(batch: Any, size: int) -> Pending | None:
     """The rows of a batch laid out as default_collate lays it out, to hash (a batch
     with plain values: its hashes); None when the batch is not such a layout."""
+    plain = _plain_tensors(batch, size)
+    if plain is not None:
+        return plain
     parts: list[Part] = []
     layout: list[str] = []
     if not _collect(batch, size, "", parts, layout):
@@ -86,6 +89,34 @@ def batch_rows(batch: Any, size: int) -> Pending | None:
         return Rows(text, data)
     columns = [_row_bytes(part) for part in parts]
     return [bytes_hash(text, b"".join(row)) for row in zip(*columns)]
+
+
+def _plain_tensors(batch: Any, size: int) -> Rows | None:
+    """A tuple or list of CPU tensors of ``size`` rows, the commonest batch, read
+    in fewer steps than :func:`_collect` takes (the same rows, the same layout)."""
+    if type(batch) not in (tuple, list) or not batch:
+        return None
+    try:
+        shapes = tuple((t.dtype, t.shape) for t in batch if type(t) is torch.Tensor)
+        if len(shapes) != len(batch) or any(
+                not shape or shape[0] != size for _, shape in shapes):  # fmt: skip
+            return None
+        arrays = [t.numpy() for t in batch]  # TypeError off the CPU, for bfloat16
+    except (TypeError, RuntimeError):
+        return None
+    if any(array.size == 0 for array in arrays):
+        return None
+    data = numpy.concatenate(
+        [numpy.ascontiguousarray(array).reshape(size, -1).view(numpy.uint8)
+         for array in arrays], axis=1)  # fmt: skip
+    return Rows(_tuple_layout(shapes), data)
+
+
+@functools.lru_cache(maxsize=64)  # a dataset's batches share one or two layouts
+def _tuple_layout(shapes: tuple[tuple[torch.dtype, torch.Size], ...]) -> str:
+    return "\n".join(
+        f"[{i}]:{dtype}{tuple(shape[1:])}" for i, (dtype, shape) in enumerate(shapes)
+    )
 
 
 def resolve(pending: list[Pending]) -> list[str]:

@@ -153,11 +153,8 @@ def _lines(evaluation: Evaluation, chosen: list[Selected]) -> Lines:
     for selected in chosen:
         indices.update(selected.indices)
     e = evaluation
-    # distinct indices from 0 to len - 1: every example
-    every = len(indices) == len(e) and (
-        not e or min(indices) == 0 == max(indices) + 1 - len(e)
-    )
-    chosen_indices = range(len(e)) if every else sorted(indices)
+    every = range(len(e))
+    chosen_indices = every if indices == set(every) else sorted(indices)
     return column_lines(chosen_indices, e.hashes, e.labels, e.predictions, e.losses,
                         e.scores)  # fmt: skip
 
