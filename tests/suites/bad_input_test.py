@@ -48,13 +48,17 @@ def test_checkpoint_that_is_not_a_state_dict(recorded: Project, tmp_path: Path):
 
 def test_suite_file_from_another_version(recorded_copy: Project) -> None:
     path = recorded_copy.root / "suites" / "hard.json"
-    data = json.loads(path.read_text())
-    data["version"] = 2
+    data = json.loads(path.read_text())  # as version 1 wrote it: keyed examples
+    names = data.pop("columns")
+    data.update(version=1, examples=[dict(zip(names, row)) for row in data["examples"]])
     path.write_text(json.dumps(data))
     before = path.read_bytes()
     ran = run_suites(recorded_copy.root, "check")
     assert_bad_input(
-        ran, "hard.json: suite 'hard', key \"version\": version 2", "reads version 1"
+        ran,
+        "hard.json: suite 'hard', key \"version\": version 1",
+        "reads version 2",
+        "record the suites again (mlsmoke suites record)",
     )
     assert path.read_bytes() == before
 

@@ -25,7 +25,7 @@ def test_record_writes_every_kind_of_suite(recorded: Project) -> None:
     assert names == ["hard", "slice-class-0", "slice-class-1", "slice-class-2",
                      "slice-class-3", "whole-set", "wrong"]  # fmt: skip
     hard = recorded.suite("hard")
-    assert hard["version"] == 1 and len(hard["examples"]) == 50
+    assert hard["version"] == 2 and len(hard["examples"]) == 50
     losses = [example["loss"] for example in hard["examples"]]
     wrong = recorded.suite("wrong")["examples"]
     assert min(losses) >= max(
@@ -107,6 +107,6 @@ def test_record_is_stable(recorded_copy: Project) -> None:
     after = {name: data for name, (data, _) in suite_files(recorded_copy).items()}
     assert after == before
     hard = json.loads(before["hard.json"])
-    assert [e["index"] for e in hard["examples"]] == sorted(
-        e["index"] for e in hard["examples"]
-    )
+    at = hard["columns"].index("index")
+    indices = [row[at] for row in hard["examples"]]
+    assert indices == sorted(indices) and len(indices) == 50

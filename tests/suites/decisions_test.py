@@ -32,7 +32,8 @@ def suite(name: str, scores: dict[int, float]) -> SuiteFile:
     examples = [{"index": i, "hash": f"h{i}", "label": 1, "prediction": int(s),
                  "loss": 1.0 - s, "score": s} for i, s in scores.items()]  # fmt: skip
     mean = sum(scores.values()) / len(scores)
-    return SuiteFile(name, "slice", "", {"score": mean, "loss": 1 - mean}, examples)
+    return SuiteFile.of_examples(name, "slice", "", {"score": mean, "loss": 1 - mean},
+                                 examples)  # fmt: skip
 
 
 SETTINGS = schema.SuitesSettings(model="m:f", dataset="d:f", tolerance=0.05)
@@ -116,12 +117,20 @@ def test_suite_file_is_sorted_stable_and_round_trips(tmp_path: Path) -> None:
     text = render(recorded)
     assert render(recorded) == text
     assert (
-        text.index('"index": 1') < text.index('"index": 2') < text.index('"index": 3')
-    )
-    assert '"score": 0.333333' in text
+        '"columns": ["index", "hash", "label", "prediction", "loss", "score"],\n'
+        ' "examples": [\n'
+        '  [1, "h1", 1, 0, 1, 0],\n'
+        '  [2, "h2", 1, 0, 0.666667, 0.333333],\n'
+        '  [3, "h3", 1, 1, 0, 1]\n'
+        " ]\n}\n"
+    ) in text
     path = write(tmp_path, recorded)
-    assert read(path).examples[0]["index"] == 1
-    assert json.loads(text)["version"] == 1
+    back = read(path)
+    assert back.examples[0] == {"index": 1, "hash": "h1", "label": 1,
+                                "prediction": 0, "loss": 1, "score": 0}  # fmt: skip
+    assert back.columns["loss"] == [1, 0.666667, 0]  # 6 significant digits
+    assert write(tmp_path, back) == path and path.read_text() == text  # stable
+    assert json.loads(text)["version"] == 2
 
 
 @pytest.mark.parametrize(
@@ -129,9 +138,13 @@ def test_suite_file_is_sorted_stable_and_round_trips(tmp_path: Path) -> None:
     [
         ({"version": 7}, "suite 'slice-a', key \"version\": version 7"),
         ({"format": "other"}, 'key "format"'),
-        ({"examples": [{"index": 0}]}, 'examples[0]: key "hash" missing'),
+        ({"columns": ["index", "label"]}, 'key "columns": "hash" missing'),
+        ({"examples": [[0, "h0", 1]]},
+         "examples[0]: 3 values, not one per column (index, hash, label,"),
+        ({"examples": [{"index": 0}]}, "examples[0]: a dict, not one per column"),
+        ({"examples": [[0, 7, 1, 1, 0.0, 1.0]]}, 'examples[0]: column "hash"'),
     ],
-)
+)  # fmt: skip
 def test_a_foreign_suite_file_is_named(tmp_path: Path, change, message) -> None:
     path = tmp_path / "slice-a.json"
     path.write_text(json.dumps({**json.loads(render(suite("slice-a", {0: 1.0}))),
@@ -139,6 +152,22 @@ def test_a_foreign_suite_file_is_named(tmp_path: Path, change, message) -> None:
     with pytest.raises(SuiteFileError, match=None) as raised:
         read(path)
     assert message in str(raised.value) and str(path) in str(raised.value)
+
+
+def test_a_version_1_file_asks_for_a_new_record(tmp_path: Path) -> None:
+    """Version 1 kept each example as an object with its keys, and BLAKE2b hashes."""
+    path = tmp_path / "hard.json"
+    path.write_text(json.dumps({
+        "format": "mlsmoke-suite", "version": 1, "name": "hard", "kind": "hard",
+        "note": "", "metric": {"loss": 0.1, "score": 1.0}, "recorded": {},
+        "examples": [{"hash": "5d08808aecb9da09", "index": 4, "label": 1,
+                      "loss": 0.00548607, "prediction": 1, "score": 1.0}],
+    }))  # fmt: skip
+    with pytest.raises(SuiteFileError) as raised:
+        read(path)
+    message = str(raised.value)
+    assert message.startswith(f"{path}: suite 'hard', key \"version\": version 1")
+    assert "reads version 2" in message and "mlsmoke suites record" in message
 
 
 def test_no_record_is_named(tmp_path: Path) -> None:

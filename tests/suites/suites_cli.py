@@ -77,7 +77,10 @@ class Project:
         )
 
     def suite(self, name: str) -> dict[str, Any]:
-        return json.loads((self.root / "suites" / f"{name}.json").read_text())
+        """The suite file's data, each example as a mapping of its columns."""
+        data = json.loads((self.root / "suites" / f"{name}.json").read_text())
+        data["examples"] = [dict(zip(data["columns"], row)) for row in data["examples"]]
+        return data
 
 
 def make_project(

@@ -15,7 +15,9 @@ says whether it got fixed."""
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import asdict, dataclass, field
+from itertools import compress
 from typing import Any
 
 from mlsmoke.suites.records import Evaluation, mean
@@ -143,31 +145,29 @@ def compare(
     loss_tolerance: float | None = None,
 ) -> SuiteOutcome:
     """One suite: its examples' scores now against their recorded ones, and the
-    loss of those it got right."""
-    indices = [old["index"] for old in suite.examples]
+    loss of those it got right (a column at a time)."""
+    indices, recorded = suite.indices, suite.columns
     scores = [evaluation.scores[index] for index in indices]
     losses = [evaluation.losses[index] for index in indices]
-    flips, less_sure, fixed = [], [], 0
-    right_before, right_now = [], []
+    old_losses = list(map(float, recorded["loss"]))
+    was_right = [score >= right_at for score in map(float, recorded["score"])]
+    is_right = [score >= right_at for score in scores]
+    fixed = sum(map(operator.gt, is_right, was_right))
     limit = math.inf if loss_tolerance is None else loss_tolerance
-    for old, score, loss in zip(suite.examples, scores, losses):
-        was_right = float(old["score"]) >= right_at
-        is_right = score >= right_at
-        fixed += int(is_right and not was_right)
-        if not was_right:
+    right_before = list(compress(old_losses, was_right))
+    right_now = list(compress(losses, was_right))
+    flips, less_sure = [], []
+    for at in compress(range(len(indices)), was_right):
+        if is_right[at] and not losses[at] - old_losses[at] > limit:
             continue
-        old_loss = float(old["loss"])
-        right_before.append(old_loss)
-        right_now.append(loss)
-        if is_right and not loss - old_loss > limit:
-            continue
-        change = Flip(old["index"], old["label"], old["prediction"],
-                      evaluation.predictions[old["index"]], old_loss, loss)  # fmt: skip
-        (less_sure if is_right else flips).append(change)
+        change = Flip(indices[at], recorded["label"][at], recorded["prediction"][at],
+                      evaluation.predictions[indices[at]], old_losses[at],
+                      losses[at])  # fmt: skip
+        (less_sure if is_right[at] else flips).append(change)
     flips.sort(key=lambda flip: (-flip.new_loss, flip.index))
     less_sure.sort(key=lambda flip: (flip.old_loss - flip.new_loss, flip.index))
     return SuiteOutcome(
-        suite.name, suite.kind, len(suite.examples), float(suite.metric["score"]),
+        suite.name, suite.kind, len(indices), float(suite.metric["score"]),
         mean(scores), tolerance, float(suite.metric["loss"]), mean(losses),
         flips, fixed, loss_tolerance=loss_tolerance, right=len(right_before),
         right_loss_before=mean(right_before), right_loss_now=mean(right_now),

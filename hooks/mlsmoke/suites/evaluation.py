@@ -2,14 +2,19 @@
 per example its content hash, loss, score, prediction, probabilities and slice.
 
 A plain evaluation loop (model.eval(), inference mode, batches of ``batch-size``
-examples taken by index), with the bookkeeping beside it: hashing each example and
-turning each batch's figures into Python values once.
+examples taken by index), with the bookkeeping beside it. A classifier's batches
+wait in a chunk of up to ``CHUNK_ROWS`` examples, whose content hashes and figures
+are then computed at once: a numpy or torch step costs about as much for 64 rows as
+for a thousand, so it is paid once per chunk rather than once per batch.
 """
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +25,37 @@ from mlsmoke.overfit.training.evidence import ProjectProblem
 from mlsmoke.overfit.training.instruments import user_traceback
 from mlsmoke.suites import metrics
 from mlsmoke.suites.checkpoint import file_sha256, load_checkpoint
-from mlsmoke.suites.hashing import item_hashes
+from mlsmoke.suites.hashing import Pending, Rows, item_rows, resolve
 from mlsmoke.suites.problem import SuitesProblem
 from mlsmoke.suites.project_objects import ProjectObjects, build_model
 from mlsmoke.suites.records import Evaluation, mean
-from mlsmoke.suites.settings import SUITE_NAME, SuitesSettings
+from mlsmoke.suites.settings import SuitesSettings
+from mlsmoke.suites.slice_names import slice_names
 
-# Slice names already found valid: a dataset has few, and each example names one.
-_CHECKED_NAMES: set[str] = set()
+CHUNK_ROWS = 1024  # examples whose hashes and figures are computed at once
+CHUNK_BYTES = 1 << 24  # at most this much of their logits and bytes kept for them
+ROWS_KEPT = 1 << 20  # a batch's bytes to hash beyond this are hashed at once
 # (examples done, of how many, mean loss so far)
 Progress = Callable[[int, int, float], None]
+Sums = tuple[list[float], list[int]]  # p(label) totals and counts per class
+
+
+@dataclass
+class _Chunk:
+    """A classifier's batches evaluated, their hashes and figures still to compute;
+    ``losses`` and ``scores`` hold the project's values (None: the default's)."""
+
+    hashes: list[Pending] = field(default_factory=list)
+    logits: list[torch.Tensor] = field(default_factory=list)
+    labels: list[torch.Tensor] = field(default_factory=list)
+    losses: list[float] | None = None
+    scores: list[float] | None = None
+    slices: list[str | None] = field(default_factory=list)
+    rows: int = 0
+    bytes: int = 0
+
+    def full(self) -> bool:
+        return self.rows >= CHUNK_ROWS or self.bytes >= CHUNK_BYTES
 
 
 def evaluate(
@@ -47,18 +73,30 @@ def evaluate(
                             settings.key_path("load"))  # fmt: skip
     model.to(where).eval()
     evaluation = Evaluation(device=where, checkpoint=str(checkpoint))
-    sums: list[list[Any]] = []  # p(label) totals and counts per class
+    sums: list[list[Any]] = []
     size = _length(objects.dataset, settings.key_path("dataset"))
+    chunk = _Chunk()
+
+    def add(done: tuple[Evaluation, Sums | None]) -> None:
+        nonlocal sums
+        batch, batch_sums = done
+        evaluation.extend(batch)
+        if batch_sums is not None:
+            sums = _added(sums, batch_sums)
+        if progress is not None:
+            progress(len(evaluation), size, mean(batch.losses))
+
     with torch.inference_mode():
         for start in range(0, size, settings.batch_size):
             indices = range(start, min(start + settings.batch_size, size))
-            batch, batch_sums = _evaluate_batch(settings, objects, model, indices,
-                                                where)  # fmt: skip
-            evaluation.extend(batch)
-            if batch_sums is not None:
-                sums = _added(sums, batch_sums)
-            if progress is not None:
-                progress(len(evaluation), size, mean(batch.losses))
+            done = _evaluate_batch(settings, objects, model, indices, where, chunk)
+            if chunk.rows and (done is not None or chunk.full()):
+                add(_flush(chunk, settings))
+                chunk = _Chunk()
+            if done is not None:
+                add(done)
+        if chunk.rows:
+            add(_flush(chunk, settings))
     evaluation.class_confidence = _class_confidence(sums)
     evaluation.checkpoint_sha256 = file_sha256(checkpoint)
     evaluation.seconds = time.perf_counter() - started
@@ -71,13 +109,15 @@ def _evaluate_batch(
     model: torch.nn.Module,
     indices: range,
     device: str,
-) -> tuple[Evaluation, tuple[list[float], list[int]] | None]:
-    """The batch's examples as columns, and its per-class confidence sums."""
+    chunk: _Chunk,
+) -> tuple[Evaluation, Sums | None] | None:
+    """The batch's examples as columns, and its per-class confidence sums; None
+    when it went into ``chunk`` instead (a classifier's)."""
     items = _items(objects.dataset, indices, settings)
-    slices = _slices_of(objects, items, indices, settings)
+    slices = slice_names(objects, items, indices, settings)
     batch = _collate(objects, items, settings)
-    hashes = item_hashes(items, batch, objects.collate)
-    batch = batch_to(batch, device, None)
+    hashes = item_rows(items, batch, objects.collate)
+    batch = batch if _on_cpu_already(batch, device) else batch_to(batch, device, None)
     try:
         outputs, labels = metrics.forward(model, batch)
     except Exception as error:
@@ -86,10 +126,74 @@ def _evaluate_batch(
             f"{indices.stop - 1} raised {type(error).__name__}: {error}",
             user_traceback(error),
         ) from None
-    figures = metrics.default_figures(metrics.logits_of(outputs), labels)
     count = len(indices)
-    losses = _values(objects.loss, "loss", figures, settings, outputs, batch, count)
-    scores = _values(objects.score, "score", figures, settings, outputs, batch, count)
+    losses = _project_values(objects.loss, "loss", settings, outputs, batch, count)
+    scores = _project_values(objects.score, "score", settings, outputs, batch, count)
+    logits = metrics.logits_of(outputs)
+    if metrics.is_classifier(logits, labels):
+        chunk.hashes.append(_kept(hashes))
+        chunk.logits.append(logits.float())
+        chunk.labels.append(labels.long())
+        chunk.losses = _joined(chunk.losses, losses)
+        chunk.scores = _joined(chunk.scores, scores)
+        chunk.slices += slices
+        chunk.rows += count
+        chunk.bytes += logits.numel() * 4 + _size(chunk.hashes[-1])
+        return None
+    figures = metrics.default_figures(logits, labels)
+    return _columns(resolve([hashes]), figures, losses, scores, slices, settings,
+                    count)  # fmt: skip
+
+
+def _on_cpu_already(batch: Any, device: str) -> bool:
+    """Whether ``batch`` is a plain list, tuple or dict of CPU tensors, evaluated on
+    the CPU: batch_to would give the same tensors back."""
+    if device != "cpu":
+        return False
+    kind = type(batch)
+    values = (
+        batch.values() if kind is dict else batch if kind in (list, tuple) else None
+    )
+    return values is not None and all(
+        type(value) is torch.Tensor and value.is_cpu for value in values
+    )
+
+
+def _kept(hashes: Pending) -> Pending:
+    """The batch's rows to hash with the chunk's: a copy, which the forward cannot
+    have changed in place; hashed now when they are large (images)."""
+    if not isinstance(hashes, Rows):
+        return hashes
+    if hashes.data.nbytes > ROWS_KEPT:
+        return resolve([hashes])
+    return (
+        hashes if hashes.data.flags.owndata else Rows(hashes.layout, hashes.data.copy())
+    )
+
+
+def _size(hashes: Pending) -> int:
+    return hashes.data.nbytes if isinstance(hashes, Rows) else 0
+
+
+def _flush(chunk: _Chunk, settings: SuitesSettings) -> tuple[Evaluation, Sums | None]:
+    """The chunk's columns, its hashes and figures computed at once."""
+    logits, labels = torch.cat(chunk.logits), torch.cat(chunk.labels)
+    figures = metrics.default_figures(logits, labels)
+    return _columns(resolve(chunk.hashes), figures, chunk.losses, chunk.scores,
+                    chunk.slices, settings, chunk.rows)  # fmt: skip
+
+
+def _columns(
+    hashes: list[str],
+    figures: metrics.PerExample | None,
+    losses: list[float] | None,
+    scores: list[float] | None,
+    slices: list[str | None],
+    settings: SuitesSettings,
+    count: int,
+) -> tuple[Evaluation, Sums | None]:
+    losses = losses if losses is not None else _default(figures, "loss", settings)
+    scores = scores if scores is not None else _default(figures, "score", settings)
     if figures is None:
         nothing: list[Any] = [None] * count
         return Evaluation(hashes, losses, scores, nothing, nothing, nothing, nothing,
@@ -100,9 +204,11 @@ def _evaluate_batch(
     ), figures.confidence_sums  # fmt: skip
 
 
-def _added(
-    sums: list[list[Any]], batch: tuple[list[float], list[int]]
-) -> list[list[Any]]:
+def _joined(kept: list[float] | None, more: list[float] | None) -> list[float] | None:
+    return more if kept is None else kept + (more or [])
+
+
+def _added(sums: list[list[Any]], batch: Sums) -> list[list[Any]]:
     if not sums:
         return [list(column) for column in batch]
     return [[a + b for a, b in zip(mine, its)] for mine, its in zip(sums, batch)]
@@ -116,24 +222,30 @@ def _class_confidence(sums: list[list[Any]]) -> dict[str, float]:
     return {str(c): totals[c] / counts[c] for c in range(len(counts)) if counts[c]}
 
 
-def _values(
+def _project_values(
     project: Callable[..., Any] | None,
     name: str,
-    figures: metrics.PerExample | None,
     settings: SuitesSettings,
     outputs: Any,
     batch: Any,
     count: int,
+) -> list[float] | None:
+    """The project's ``loss`` or ``score`` of the batch; None when it has none."""
+    if project is None:
+        return None
+    return metrics.project_values(project, settings.key_path(name), outputs, batch,
+                                  count)  # fmt: skip
+
+
+def _default(
+    figures: metrics.PerExample | None, name: str, settings: SuitesSettings
 ) -> list[float]:
-    key = settings.key_path(name)
-    if project is not None:
-        return metrics.project_values(project, key, outputs, batch, count)
     if figures is None:
         raise SuitesProblem(
-            f"{key}: missing, and the default needs a classifier's logits (B, C)"
-            " with labels (B,), or a token model's (B, T, C) with labels (B, T);"
-            f' set {name} = "package.module:function" taking (outputs, batch) and'
-            " returning one value per example"
+            f"{settings.key_path(name)}: missing, and the default needs a"
+            " classifier's logits (B, C) with labels (B,), or a token model's"
+            f' (B, T, C) with labels (B, T); set {name} = "package.module:function"'
+            " taking (outputs, batch) and returning one value per example"
         )
     return getattr(figures, name)
 
@@ -156,12 +268,14 @@ def _length(dataset: Any, key: str) -> int:
 
 
 def _items(dataset: Any, indices: range, settings: SuitesSettings) -> list[Any]:
-    index = indices.start
-    try:  # the walrus keeps the index being read in this scope
-        return [dataset[(index := at)] for at in indices]
+    items: list[Any] = []
+    try:  # extend keeps what was read before an example that raised
+        items.extend(map(operator.getitem, repeat(dataset), indices))
+        return items
     except Exception as error:
         raise SuitesProblem(
-            f"{settings.key_path('dataset')}: dataset[{index}] raised"
+            f"{settings.key_path('dataset')}: dataset[{indices.start + len(items)}]"
+            " raised"
             f" {type(error).__name__}: {error}",
             user_traceback(error),
         ) from None
@@ -179,47 +293,3 @@ def _collate(
             f" {error}",
             user_traceback(error),
         ) from None
-
-
-def _slices_of(
-    objects: ProjectObjects, items: list[Any], indices: range, settings: SuitesSettings
-) -> list[str | None]:
-    """Each item's slice name (empty when no slice function is set)."""
-    if objects.slice is None:
-        return []
-    key = settings.key_path("slice")
-    position, slice_of = 0, objects.slice
-    try:  # the walrus keeps the position being sliced in this scope
-        names = [slice_of(items[(position := at)]) for at in range(len(items))]
-    except Exception as error:
-        raise SuitesProblem(
-            f"{key}: raised {type(error).__name__} on example"
-            f" {indices.start + position}: {error}",
-            user_traceback(error),
-        ) from None
-    if _known(names):
-        return names
-    return [_slice_name(name, at, key) for name, at in zip(names, indices)]
-
-
-def _known(names: list[Any]) -> bool:
-    """Whether every name is None or a slice name already found valid."""
-    try:
-        return not set(names).difference(_CHECKED_NAMES, (None,))
-    except TypeError:  # unhashable
-        return False
-
-
-def _slice_name(name: Any, index: int, key: str) -> str | None:
-    if name is None:
-        return None
-    text = str(name)
-    if text in _CHECKED_NAMES:
-        return text
-    if not SUITE_NAME.match(text):
-        raise SuitesProblem(
-            f"{key}: gave {name!r} for example {index}; a slice name becomes a file"
-            " name: letters, digits, '.', '_' and '-' (up to 64)"
-        )
-    _CHECKED_NAMES.add(text)
-    return text

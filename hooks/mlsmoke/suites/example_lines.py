@@ -1,29 +1,27 @@
-"""One example's line in a suite file, as the JSON encoder writes it with sorted keys
-and numbers to 6 significant digits.
+"""One example's line in a suite file: a JSON array of its values, in the order of
+the file's ``"columns"``, each float as printf's ``%.6g`` writes it (6 significant
+digits: ``1``, ``0.5``, ``0.00548607``, ``1.23457e+06``; valid JSON, and the same
+text on every machine for the same float), NaN and infinities as strings, mappings
+with their keys sorted.
 
-A classifier's example (int classes, finite float figures) is written directly, and
-a record writes its examples' lines from the evaluation's columns in one pass
-(:func:`column_lines`): the encoder's cost per line would be most of a record's.
-Anything else goes through the encoder.
+A record makes its examples' lines from the evaluation's columns in one pass
+(:func:`column_lines`), one format call per line: a classifier's rows (int classes,
+finite float figures) go straight into ``'[%d, "%s", %d, %d, %.6g, %.6g]'``; any
+other row is written value by value (:func:`row_line`), to the same text.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Union
 
-EXAMPLE_KEYS = ("index", "hash", "label", "prediction", "loss", "score")
-EXAMPLE_KEY_SET = frozenset(EXAMPLE_KEYS)
-_LINE = json.JSONEncoder(
-    sort_keys=True
-)  # one example per line; made once, not per line
-_PLAIN_LINE = (
-    '{"hash": "%s", "index": %d, "label": %d, "loss": %s, "prediction": %d,'
-    ' "score": %s}'
-)
+COLUMNS = ("index", "hash", "label", "prediction", "loss", "score")
+LABEL_ISSUE = "possible_label_issue"  # a column of the hard suite only
+_PLAIN_LINE = '[%d, "%s", %d, %d, %.6g, %.6g]'
+# Lines made already, by example index: a mapping, or a list of every example's.
+Lines = Union[Mapping[int, str], Sequence[str]]
 
 
 def number(value: Any) -> Any:
@@ -36,70 +34,28 @@ def number(value: Any) -> Any:
     return float(f"{value:.6g}")
 
 
-def example_line(example: dict[str, Any]) -> str:
-    """One example's line, as the JSON encoder writes it with sorted keys: a
-    classifier's example directly (the encoder's cost per call would be most of a
-    record's), any other through the encoder."""
-    if not _plain(example):
-        return _LINE.encode(example_json(example))
-    return (
-        f'{{"hash": "{example["hash"]}", "index": {example["index"]}, "label":'
-        f' {example["label"]}, "loss": {_number_text(example["loss"])},'
-        f' "prediction": {example["prediction"]}, "score":'
-        f' {_number_text(example["score"])}}}'
-    )
+def row_line(row: Sequence[Any]) -> str:
+    """One example's line, from its values in the file's column order."""
+    return "[" + ", ".join(map(value_text, row)) + "]"
 
 
-def _plain(example: dict[str, Any]) -> bool:
-    """Only the six keys; int classes, finite float figures, and a hash that JSON
-    writes as it is."""
-    if example.keys() != EXAMPLE_KEY_SET:
-        return False
-    digest, loss, score = example["hash"], example["loss"], example["score"]
-    return (
-        type(example["index"]) is int
-        and type(example["label"]) is int
-        and type(example["prediction"]) is int
-        and type(digest) is str
-        and digest.isascii()
-        and digest.isalnum()
-        and type(loss) is float
-        and type(score) is float
-        and math.isfinite(loss)
-        and math.isfinite(score)
-    )
-
-
-def _number_text(value: float) -> str:
-    """The encoder's text for ``number(value)``, a finite float, from its 6-digit
-    text: a float read from 6 significant digits writes back as those digits, so
-    the two agree but for a missing ".0", a large exponent, and the subnormals
-    (which keep fewer digits)."""
-    text = f"{value:.6g}"
-    if "e+" in text or "e-3" in text:
-        return repr(float(text))  # 1.23457e+06 is written 1234570.0
-    if "." in text or "e" in text:
-        return text
-    return text + ".0"
-
-
-def example_json(example: dict[str, Any]) -> dict[str, Any]:
-    rounded = dict(example)
-    for key, value in example.items():
-        if type(value) is not int and type(value) is not str:
-            rounded[key] = _deep_number(value)
-    return rounded
-
-
-def _deep_number(value: Any) -> Any:
+def value_text(value: Any) -> str:
+    """One value as the line writes it."""
     kind = type(value)
     if kind is float:
-        return number(value)
-    if kind is dict:
-        return {k: _deep_number(v) for k, v in value.items()}
-    if kind is list and any(type(v) is not int for v in value):
-        return [_deep_number(v) for v in value]
-    return value  # ints, strings, None, lists of ints (token labels)
+        return "%.6g" % value if math.isfinite(value) else f'"{value}"'
+    if kind is int or kind is str or kind is bool or value is None:
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(value_text, value)) + "]"
+    if isinstance(value, dict):
+        keys = sorted(value, key=str)
+        return "{" + ", ".join(
+            f"{json.dumps(str(key))}: {value_text(value[key])}" for key in keys
+        ) + "}"  # fmt: skip
+    if isinstance(value, float):  # a subclass: numpy's float64
+        return value_text(float(value))
+    return json.dumps(value)
 
 
 def column_lines(
@@ -109,40 +65,38 @@ def column_lines(
     predictions: Sequence[Any],
     losses: Sequence[Any],
     scores: Sequence[Any],
-) -> dict[int, str]:
-    """The lines of the examples at ``indices``, made from an evaluation's columns
-    (entry i of each is example i's); empty unless every one of them is a plain
-    classifier example, which :func:`example_line` then writes one by one."""
-    hash_of = [hashes[i] for i in indices]
-    label_of = [labels[i] for i in indices]
-    prediction_of = [predictions[i] for i in indices]
-    loss_of = [losses[i] for i in indices]
-    score_of = [scores[i] for i in indices]
-    ints = {type(v) for column in (indices, label_of, prediction_of) for v in column}
-    floats = set(map(type, loss_of)) | set(map(type, score_of))
-    plain = (
+) -> Lines:
+    """The lines of the examples at ``indices`` in a file of :data:`COLUMNS`, by
+    index, made from an evaluation's columns (entry i of each is example i's; for
+    ``indices`` of every example, the columns are used as they are, and the lines
+    are a list)."""
+    columns = [hashes, labels, predictions, losses, scores]
+    every = indices == range(len(hashes))
+    if not every:
+        columns = [[column[i] for i in indices] for column in columns]
+    line = _PLAIN_LINE.__mod__ if _plain(indices, *columns) else row_line
+    lines = map(line, zip(indices, *columns))
+    return list(lines) if every else dict(zip(indices, lines))
+
+
+def _plain(
+    indices: Sequence[Any],
+    hashes: Sequence[Any],
+    labels: Sequence[Any],
+    predictions: Sequence[Any],
+    losses: Sequence[Any],
+    scores: Sequence[Any],
+) -> bool:
+    """Whether every row is a classifier's: int classes, finite floats, and a hash
+    that JSON writes as it is (checked a column at a time, not a row)."""
+    ints = set(map(type, indices)) | set(map(type, labels))
+    ints |= set(map(type, predictions))
+    return (
         ints <= {int}
-        and floats <= {float}
-        and set(map(type, hash_of)) <= {str}
-        and all(map(str.isascii, hash_of))
-        and all(map(str.isalnum, hash_of))
-        and all(map(math.isfinite, loss_of))
-        and all(map(math.isfinite, score_of))
+        and set(map(type, losses)) | set(map(type, scores)) <= {float}
+        and set(map(type, hashes)) <= {str}
+        and all(map(str.isascii, hashes))
+        and all(map(str.isalnum, hashes))
+        and all(map(math.isfinite, losses))
+        and all(map(math.isfinite, scores))
     )
-    if not plain:
-        return {}
-    rows = zip(hash_of, indices, label_of, number_texts(loss_of), prediction_of,
-               number_texts(score_of))  # fmt: skip
-    return dict(zip(indices, map(_PLAIN_LINE.__mod__, rows)))
-
-
-def number_texts(values: list[float]) -> list[str]:
-    """_number_text of each of ``values`` (finite floats): "%.6g" is the encoder's
-    text whenever it has a point and no exponent."""
-    texts = [f"{value:.6g}" for value in values]
-    return [t if "." in t and "e" not in t else _number_text_of(t) for t in texts]
-
-
-@functools.lru_cache(maxsize=4096)  # scores of 0 and 1, round losses: few texts
-def _number_text_of(text: str) -> str:
-    return _number_text(float(text))

@@ -26,19 +26,19 @@ def fingerprint(hashes: list[str]) -> str:
 def verify(suites: list[SuiteFile], evaluation: Evaluation) -> None:
     """DatasetChanged when a suite's examples are not where, or what, they were."""
     now = evaluation.hashes
-    where_now: dict[str, int] = {}
-    for index, digest in enumerate(now):
-        where_now.setdefault(digest, index)
     for suite in suites:
         if suite.name == WHOLE_SET:
             continue
+        indices, hashes = suite.indices, suite.columns["hash"]
+        if _in_place(indices, hashes, now):
+            continue
         changed = [
-            (example["index"], example["hash"])
-            for example in suite.examples
-            if example["index"] >= len(now) or now[example["index"]] != example["hash"]
+            (index, digest)
+            for index, digest in zip(indices, hashes)
+            if not 0 <= index < len(now) or now[index] != digest
         ]
         if changed:
-            raise DatasetChanged(_message(suite, changed, now, where_now))
+            raise DatasetChanged(_message(suite, changed, now))
     whole = next((s for s in suites if s.name == WHOLE_SET), None)
     if whole is not None and whole.recorded.get("fingerprint") != fingerprint(now):
         size = whole.recorded.get("size")
@@ -50,16 +50,25 @@ def verify(suites: list[SuiteFile], evaluation: Evaluation) -> None:
         )
 
 
+def _in_place(indices: list[int], hashes: list[str], now: list[str]) -> bool:
+    """Whether every recorded hash is still at its index (a list compared at once)."""
+    if indices and not 0 <= min(indices) <= max(indices) < len(now):
+        return False
+    return [now[index] for index in indices] == hashes
+
+
 def _message(
     suite: SuiteFile,
     changed: list[tuple[int, str]],
     now: list[str],
-    where_now: dict[str, int],
 ) -> str:
+    where_now: dict[str, int] = {}
+    for index, digest in enumerate(now):
+        where_now.setdefault(digest, index)
     moved = [(i, where_now[h]) for i, h in changed if h in where_now]
     details = []
     for index, digest in changed[:SHOWN]:
-        if index >= len(now):
+        if not 0 <= index < len(now):
             details.append(f"#{index} is past the dataset's end ({len(now)} examples)")
         elif digest in where_now:
             details.append(f"#{index}'s content is now at #{where_now[digest]}")
@@ -74,7 +83,7 @@ def _message(
     )
     return (
         f'{suite.path}: suite {suite.name!r}, key "hash": {len(changed)} of its'
-        f" {len(suite.examples)} examples are not what was recorded ({cause}):"
+        f" {len(suite)} examples are not what was recorded ({cause}):"
         f" {'; '.join(details)}. The suite no longer refers to the same examples:"
         " restore the dataset's order and content, or record the suites again"
         " (mlsmoke suites record) if the change is meant"

@@ -11,7 +11,7 @@ from typing import Any
 
 from mlsmoke.suites import identity, report
 from mlsmoke.suites.comparison import Comparison, compare_all
-from mlsmoke.suites.example_lines import column_lines
+from mlsmoke.suites.example_lines import LABEL_ISSUE, Lines, column_lines
 from mlsmoke.suites.kinds import Selected, select_all
 from mlsmoke.suites.label_issues import LabelIssue, issues_among
 from mlsmoke.suites.records import COLUMNS, Evaluation, mean
@@ -31,14 +31,14 @@ class Recorded:
             f"suites recorded in {directory}: {report.evaluated_line(self.evaluation)}"
         ]
         rows = [
-            (s.name, s.recorded.get("size", len(s.examples)), s.metric["score"],
+            (s.name, s.recorded.get("size", len(s)), s.metric["score"],
              s.metric["loss"])
             for s in self.suites
         ]  # fmt: skip
         lines += report.record_table(rows)
         hard = next((s for s in self.suites if s.name == "hard"), None)
         if hard is not None:
-            lines += report.label_issue_lines(self.label_issues, len(hard.examples))
+            lines += report.label_issue_lines(self.label_issues, len(hard))
         lines += [f"  removed {path}: no longer a suite" for path in self.removed]
         return lines
 
@@ -121,8 +121,8 @@ def _whole_set(evaluation: Evaluation, stamp: dict[str, Any]) -> SuiteFile:
         "fingerprint": identity.fingerprint(evaluation.hashes),
     }
     return SuiteFile(WHOLE_SET, WHOLE_SET, "every example of the dataset",
-                     _metric(evaluation.scores, evaluation.losses), [],
-                     recorded)  # fmt: skip
+                     _metric(evaluation.scores, evaluation.losses),
+                     recorded=recorded)  # fmt: skip
 
 
 def _suite_file(
@@ -131,28 +131,31 @@ def _suite_file(
     stamp: dict[str, Any],
     flagged: dict[int, LabelIssue],
 ) -> SuiteFile:
-    hashes, labels, predictions = (
-        evaluation.hashes, evaluation.labels, evaluation.predictions)  # fmt: skip
-    losses, scores = evaluation.losses, evaluation.scores
-    examples = [
-        {"index": i, "hash": hashes[i], "label": labels[i],
-         "prediction": predictions[i], "loss": losses[i], "score": scores[i]}
-        for i in selected.indices
-    ]  # fmt: skip
-    if selected.kind == "hard":
-        for entry in examples:
-            if entry["index"] in flagged:
-                entry["possible_label_issue"] = flagged[entry["index"]].to_json()
-    metric = _metric([e["score"] for e in examples], [e["loss"] for e in examples])
-    return SuiteFile(selected.name, selected.kind, selected.note, metric, examples,
-                     {**stamp, "size": len(examples)})  # fmt: skip
-
-
-def _lines(evaluation: Evaluation, chosen: list[Selected]) -> dict[int, str]:
-    """The suites' example lines, each made once from the columns."""
-    indices = sorted({index for selected in chosen for index in selected.indices})
+    indices = sorted(selected.indices)
     e = evaluation
-    return column_lines(indices, e.hashes, e.labels, e.predictions, e.losses,
+    columns = {"index": indices}
+    for name, column in (("hash", e.hashes), ("label", e.labels),
+                         ("prediction", e.predictions), ("loss", e.losses),
+                         ("score", e.scores)):  # fmt: skip
+        columns[name] = [column[i] for i in indices]
+    if selected.kind == "hard":  # the hint's column, null where there is none
+        columns[LABEL_ISSUE] = [
+            flagged[i].to_json() if i in flagged else None for i in indices
+        ]
+    metric = _metric(columns["score"], columns["loss"])
+    return SuiteFile(selected.name, selected.kind, selected.note, metric, columns,
+                     {**stamp, "size": len(indices)})  # fmt: skip
+
+
+def _lines(evaluation: Evaluation, chosen: list[Selected]) -> Lines:
+    """The suites' example lines, each made once from the columns."""
+    indices: set[int] = set()
+    for selected in chosen:
+        indices.update(selected.indices)
+    e = evaluation
+    every = range(len(e))
+    chosen_indices = every if indices == set(every) else sorted(indices)
+    return column_lines(chosen_indices, e.hashes, e.labels, e.predictions, e.losses,
                         e.scores)  # fmt: skip
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from itertools import compress
+
 from mlsmoke.suites.kinds import Selected
 from mlsmoke.suites.records import Evaluation
 from mlsmoke.suites.settings import SuitesSettings
@@ -11,11 +13,10 @@ from mlsmoke.suites.settings import SuitesSettings
 def select(evaluation: Evaluation, settings: SuitesSettings) -> list[Selected]:
     if settings.slice is None:
         return []
-    members: dict[str, list[int]] = {}
-    for index, name in enumerate(evaluation.slices):
-        if name is not None:
-            members.setdefault(name, []).append(index)
+    names = set(evaluation.slices) - {None}
+    every = range(len(evaluation.slices))
     return [
-        Selected(f"slice-{name}", "slice", f"{settings.slice} -> {name!r}", indices)
-        for name, indices in sorted(members.items())
-    ]
+        Selected(f"slice-{name}", "slice", f"{settings.slice} -> {name!r}",
+                 list(compress(every, map(name.__eq__, evaluation.slices))))
+        for name in sorted(names)
+    ]  # fmt: skip
