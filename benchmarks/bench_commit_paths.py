@@ -22,12 +22,14 @@ basics only): what a prose commit costs before any hook of mlsmoke's.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,6 +77,7 @@ def run(quick: bool) -> Section:
     runs: dict[tuple[str, str], list[ProcessRun]] = {}
     floors = floor_configs(projects["new"].path / CONFIG)
     floor_runs: dict[str, list[ProcessRun]] = {floor: [] for floor in FLOORS}
+    waits: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for i in range(repeats):
         for kind in KINDS:
             if kind == KINDS[1]:
@@ -86,6 +89,8 @@ def run(quick: bool) -> Section:
                 expect_failure = kind == KINDS[3]
                 run_ = commit(project, path, edit(), f"{kind} {i}", expect_failure)
                 runs.setdefault((kind, path), []).append(run_)
+                if path == "new":
+                    ahead_timings(project, run_, waits.setdefault(kind, {}))
                 if expect_failure:
                     _restore(project)
         loads.append(load_average())
@@ -97,7 +102,8 @@ def run(quick: bool) -> Section:
         title="Commit latency, today's path and the new one (seconds)",
         columns=["", *(f"{kind}: {path}" for kind in KINDS for path in PATHS)],
         rows=rows + [ratio_row(runs), goal_row(runs)],
-        notes=_notes(runs, repeats, quick, loads) + [_floor_note(runs, floor_runs)],
+        notes=_notes(runs, repeats, quick, loads)
+        + [_floor_note(runs, floor_runs), _ahead_note(waits)],
     )
 
 
@@ -133,6 +139,36 @@ def _floor_note(
     )
 
 
+def ahead_timings(
+    project: TemplateProject,
+    run_: ProcessRun,
+    into: dict[str, list[tuple[float, float]]],
+) -> None:
+    """Each hook run ahead in this commit: how long its run ahead took, and how long
+    its hook waited for it (``.mlsmoke/ahead/<hook>.timing``)."""
+    began = time.time() - run_.seconds
+    for path in (project.path / ".mlsmoke" / "ahead").glob("*.timing"):
+        timing = json.loads(path.read_text())
+        if timing["taken"] < began or not timing["ran"]:
+            continue  # another commit's
+        ran = timing["ran"][1] - timing["ran"][0]
+        waited = max(0.0, timing["taken"] - timing["asked"])
+        into.setdefault(path.stem, []).append((ran, waited))
+
+
+def _ahead_note(waits: dict[str, dict[str, list[tuple[float, float]]]]) -> str:
+    """The medians of :func:`ahead_timings`, for the model-file commits."""
+    parts = []
+    for kind in KINDS[1:3]:
+        for hook, pairs in sorted(waits.get(kind, {}).items()):
+            ran = statistics.median(pair[0] for pair in pairs)
+            waited = statistics.median(pair[1] for pair in pairs)
+            parts.append(
+                f"{kind[:3]} {hook} ran {ran:.2f} s, waited for {waited:.2f} s"
+            )
+    return "runs ahead on the new path (median): " + ("; ".join(parts) or "none")
+
+
 def _hook_ids(projects: dict[str, TemplateProject]) -> list[str]:
     """Every hook of either project, in the new config's order, today's after."""
     ids = projects["new"].hook_ids()
@@ -163,7 +199,7 @@ def todays_hook_repo() -> HookRepo:
 
 def _todays_config(project: TemplateProject, today: HookRepo) -> None:
     """The config as today's mlsmoke wrote it: its own hooks from ``today`` (those it
-    has), TorchFix back in flake8's environment and no torchfix hook."""
+    has); before the torchfix hook, TorchFix back in flake8's environment."""
     config = project.path / CONFIG
     document = yaml.safe_load(config.read_text())
     todays_ids = {
@@ -174,6 +210,8 @@ def _todays_config(project: TemplateProject, today: HookRepo) -> None:
         if repo["repo"] == str(hook_repo().path):
             repo["repo"], repo["rev"] = str(today.path), today.rev
             repo["hooks"] = [hook for hook in repo["hooks"] if hook["id"] in todays_ids]
+        if "torchfix" in todays_ids:
+            continue  # a ref with the torchfix hook: the template's config as it is
         repo["hooks"] = [hook for hook in repo["hooks"] if hook["id"] != "torchfix"]
         for hook in repo["hooks"]:
             if hook["id"] == "flake8":
@@ -331,7 +369,8 @@ def _notes(
         + ", the paths interleaved; the gate's pass cache emptied before every"
         " commit; `git commit` wall time end to end and each hook's duration as"
         " pre-commit prints it",
-        f"today: mlsmoke at {TODAY_REF}, flake8 with {TORCHFIX}, no torchfix hook;"
+        f"today: mlsmoke at {TODAY_REF} (before its torchfix hook: flake8 with"
+        f" {TORCHFIX});"
         " new: this checkout and the template's config; the worker on in both; one"
         " commit through the hooks made beforehand in each project",
         f"{os.cpu_count()} cores, the hooks at their default thread counts; load"

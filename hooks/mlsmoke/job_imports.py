@@ -27,5 +27,6 @@ TORCHFIX = (
 EXPECT = (EXPECT_JOB,)
 SUITES = (SUITES_JOB,)
 
-# What ``worker start`` asks the worker to import: the jobs of a commit's hooks.
-COMMIT_HOOKS = (*GATE, *DOCTEST, *TORCHFIX)
+# What ``worker start`` asks the worker to import: the jobs of a commit's hooks,
+# those it runs ahead (``ahead/jobs.py``) among them.
+COMMIT_HOOKS = (*GATE, *DOCTEST, *TORCHFIX, *EXPECT)

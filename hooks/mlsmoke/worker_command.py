@@ -35,9 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("action", choices=["start", "status", "stop"])
     parser.add_argument("--project", metavar="DIR", help="only this project's workers")
     parser.add_argument(
+        "--no-ahead",
         "--no-gate",
         action="store_true",
-        help="start: only the worker, not the gate run ahead under pre-commit",
+        help="start: only the worker, not the hooks run ahead under pre-commit",
     )
     return parser
 
@@ -46,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     project = Path(args.project).resolve() if args.project else None
     if args.action == "start":  # the warm-worker hook: the rest is for status and stop
-        return start_in_background(project or find_project_root(), not args.no_gate)
+        return start_in_background(project or find_project_root(), not args.no_ahead)
     from mlsmoke.warm.identity import runtime_directory
 
     directory = runtime_directory(os.environ)

@@ -5,8 +5,9 @@ while black, flake8 and the other hooks run, so that the doctest and overfit-bat
 find it warm. The hook returns at once: a detached process finds the interpreter the
 gate would use and starts the worker there, holding the worker's start lock, so a hook
 that needs the worker meanwhile waits for it rather than starting another. Under
-pre-commit, that process then runs the gate ahead (``overfit/process/ahead.py``) unless
-``--no-gate`` or ``SKIP`` says otherwise: the overfit-batch hook takes its result.
+pre-commit, that process then runs the torchfix, overfit-batch and data-expectations
+hooks ahead (``ahead/``), those that the config lists and ``SKIP`` does not, unless
+``--no-ahead``: each hook takes its result when it is its own.
 Whatever goes wrong is silent and exit 0: the hooks then start the worker, or their own
 processes, as they would have anyway. With the worker off (``MLSMOKE_WORKER=0``, the
 config, a platform without a safe fork) it does nothing.
@@ -20,16 +21,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mlsmoke.ahead import jobs
 from mlsmoke.job_imports import COMMIT_HOOKS
-from mlsmoke.overfit.process import ahead
 from mlsmoke.warm.settings import worker_settings
 
 
-def start_in_background(root: Path, gate: bool = True) -> int:
+def start_in_background(root: Path, ahead: bool = True) -> int:
     settings = worker_settings(root, os.environ)
     if not settings.enabled:
         return 0
-    lock = ahead.hold(root) if gate and ahead.wanted() else None
+    held = jobs.hold_all(root) if ahead else []
     try:
         if os.fork() != 0:
             return 0
@@ -37,29 +38,26 @@ def start_in_background(root: Path, gate: bool = True) -> int:
         return 0
     code = 1
     try:
-        _detach(keep=lock)
+        _detach(keep=[lock for _, lock, _ in held])
         code = 0 if _start(root, settings.idle) else 1
-        if code == 0 and lock is not None:
-            from mlsmoke.overfit.process.main import default_keys, main
-
-            ahead.run(root, lock, main, default_keys)
+        if code == 0:
+            jobs.run_all(root, held)
     finally:
         os._exit(code)
 
 
-def _detach(keep: int | None) -> None:
+def _detach(keep: list[int]) -> None:
     """A session of its own, and no descriptor of the hook's but ``keep``: pre-commit
     waits for its output pipes to close, and must not wait for this process."""
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    end = os.sysconf("SC_OPEN_MAX")
-    if keep is None:
-        os.closerange(3, end)
-    else:
-        os.closerange(3, keep)
-        os.closerange(keep + 1, end)
+    start = 3
+    for fd in sorted(keep):
+        os.closerange(start, fd)
+        start = fd + 1
+    os.closerange(start, os.sysconf("SC_OPEN_MAX"))
 
 
 def _start(root: Path, idle: float) -> bool:
@@ -72,12 +70,14 @@ def _start(root: Path, idle: float) -> bool:
 
 def project_python(root: Path) -> Path | None:
     """The interpreter the gate would use, whose worker this hook starts; None when
-    none imports torch (the hooks will say so)."""
-    from mlsmoke.interpreter import configured_python, first_that_imports
-    from mlsmoke.interpreter import project_candidates
+    none imports torch (the hooks will say so). None is started to find it when its
+    worker listens already: at every commit but the first of a session, the runs
+    ahead start 0.1 s sooner."""
+    from mlsmoke.interpreter import configured_python, project_candidates
+    from mlsmoke.project_process import torch_interpreter
 
     try:
         candidates = project_candidates(root, configured_python(root, "overfit", None))
-        return first_that_imports(candidates, ["torch"]).path
+        return torch_interpreter(root, candidates).path
     except Exception:
         return None

@@ -5,6 +5,8 @@ flake8 configuration."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -84,8 +86,11 @@ def test_files_without_torch_pass_unread(project: Path, run_pre_commit):
 
 def test_a_job_with_another_flake8_or_torchfix_leaves_it_to_the_hook(capsys):
     other = '{"flake8": "0.0.1", "torchfix": "0.0.1"}'
-    assert job.main([other, "model.py", "3"]) == job.UNAVAILABLE
+    read, write = os.pipe()
+    assert job.main([other, "model.py", str(write)]) == job.UNAVAILABLE
     assert capsys.readouterr().out == ""
+    with os.fdopen(read) as versions:  # what it has, for a run ahead to record
+        assert json.loads(versions.read()) == job.installed_versions()
 
 
 def test_the_report_keeps_torchfix_codes_only():

@@ -12,6 +12,7 @@ from mlsmoke import job_imports
 
 CALLER_PACKAGES = ("adopt", "doctests", "expect", "overfit", "profile", "suites")
 CALLER_PACKAGES += ("torch_lint", "worker_start", "worker_command", "job_imports")
+CALLER_PACKAGES += ("ahead",)
 
 
 @pytest.mark.parametrize(
@@ -49,3 +50,10 @@ def test_the_worker_imports_none_of_its_callers():
                 in [["mlsmoke", caller] for caller in CALLER_PACKAGES]
             ]
     assert found == []
+
+
+def test_the_worker_preloads_what_every_hook_run_ahead_imports():
+    from mlsmoke.ahead.jobs import JOBS
+
+    for job in JOBS:
+        assert set(job.FIRST_USE) <= set(job_imports.COMMIT_HOOKS), job.HOOK_ID

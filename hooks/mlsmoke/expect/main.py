@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mlsmoke.ahead import runs
+from mlsmoke.ahead.expect import HOOK_ID
 from mlsmoke.cache_files import settled
 from mlsmoke.config import find_project_root
 from mlsmoke.errors import ConfigError, EnvironmentProblem
@@ -33,9 +35,12 @@ from mlsmoke.expect.record import FACTOR, infer
 from mlsmoke.expect.report import verdict
 from mlsmoke.expect.settings import ExpectSettings, load_settings
 from mlsmoke.interpreter import configured_python, project_candidates
+from mlsmoke.overfit.process.cache import files_digest, watched_files
 from mlsmoke.overfit.process.options import check_writable, write_json
+from mlsmoke.overfit.process.settings import DEFAULT_WATCH
 from mlsmoke.overfit.process.json_job import how_it_ended, output_tail, run_json_job
 from mlsmoke.project_process import WorkerUse, torch_interpreter, warm_then_cold
+from mlsmoke.warm.launch import STARTUP_LIMIT
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,20 +64,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
     if args.json:  # before any batch is read, as the gate checks it
         check_writable(Path(args.json), "--json")
     root = find_project_root()
-    settings = load_settings(root)
+    settings, suite, candidates = _plan(root, args.record)
     suite_path = root / settings.suite
-    suite = None if args.record else suite_file.read(suite_path)
-    if suite is not None and not reads_the_model(suite):
-        settings = dataclasses.replace(settings, model=None, loss=None)
-    configured = configured_python(root, "expect", settings.python)
-    candidates = project_candidates(root, configured)
     cache, key = PassCache(root), None
     if suite is not None:
         key = check_key(root, settings, candidates)
+        patience = settings.timeout + STARTUP_LIMIT
+        taken = runs.take(root, HOOK_ID, argv, ahead_keys(root, key), patience)
+        if taken is not None:
+            sys.stdout.write(taken.stdout)
+            sys.stderr.write(taken.stderr)
+            return taken.code
         if not args.no_cache and cache.passed(key):
             print(
                 f"expect: PASS (cached) {suite_path.name} held; nothing the loader"
@@ -93,6 +100,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     _store(cache, key, outcome["sources"], root, started, len(suite.expectations))
     return 0
+
+
+def _plan(
+    root: Path, record: bool
+) -> tuple[ExpectSettings, suite_file.Suite | None, list]:
+    """The settings, the suite (None when recording) and the interpreters."""
+    settings = load_settings(root)
+    suite = None if record else suite_file.read(root / settings.suite)
+    if suite is not None and not reads_the_model(suite):
+        settings = dataclasses.replace(settings, model=None, loss=None)
+    configured = configured_python(root, "expect", settings.python)
+    return settings, suite, project_candidates(root, configured)
+
+
+def default_keys() -> dict[str, str]:
+    """The keys of ``mlsmoke expect`` with no arguments, for its run ahead."""
+    root = find_project_root()
+    settings, suite, candidates = _plan(root, record=False)
+    return ahead_keys(root, check_key(root, settings, candidates))
+
+
+def ahead_keys(root: Path, key: str) -> dict[str, str]:
+    """The pass cache's key, and every project file the loaders may import."""
+    names = watched_files(root, tuple(DEFAULT_WATCH), None)
+    return {"check": key, "files": files_digest(root, names)}
 
 
 def reads_the_model(suite: suite_file.Suite) -> bool:

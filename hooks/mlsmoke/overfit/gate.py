@@ -13,6 +13,10 @@ from typing import Any, Protocol
 from mlsmoke.overfit.training import instruments
 from mlsmoke.overfit.training.adapters.plan import Adapted, adapt
 from mlsmoke.overfit.training.callables import unbound_call
+from mlsmoke.overfit.training.device import (
+    limit_cpu_threads_as_trained,
+    restore_cpu_threads,
+)
 from mlsmoke.overfit.training.device import resolve_device
 from mlsmoke.overfit.training.engine import StepCallback, train
 from mlsmoke.overfit.verdict import diagnosis_budget
@@ -196,8 +200,12 @@ def run_gate(
     after_run = diagnosis_budget.cpu_now()
     if ranks is None:  # ranks agree on every probe's steps: no per-process budget
         run.cpu_deadline = diagnosis_budget.deadline_after_run(started)
-    diagnosis = mention_timeout(diagnose(run), evidence, settings)
-    result = result_of(settings, evidence, diagnosis, run_checks(run))
+    threads = limit_cpu_threads_as_trained(evidence.one_cpu_thread)
+    try:
+        diagnosis = mention_timeout(diagnose(run), evidence, settings)
+        result = result_of(settings, evidence, diagnosis, run_checks(run))
+    finally:
+        restore_cpu_threads(threads)
     result.notes = adapted.run_notes() + _lr_notes(settings, adapted.module_lr)
     result.notes += run.notes + _step_notes(step, run)
     if run.probes and run.cpu_deadline is not None:

@@ -3,9 +3,10 @@ select, ignores, per-file ignores and ``# noqa`` comments), printing TorchFix's
 findings only: the flake8 hook reports the others.
 
 Run by the hook in its own process, or forked by the warm worker in the project's
-interpreter as ``main([VERSIONS, FILE..., FD])``. There, a flake8 or TorchFix other than
-the hook's (or none) exits :data:`UNAVAILABLE` with nothing printed, and the hook runs
-the check itself: the result never depends on where it ran.
+interpreter as ``main([VERSIONS, FILE..., FD])``, which writes the versions it has to
+FD. There, a flake8 or TorchFix other than VERSIONS (``null``: any) exits
+:data:`UNAVAILABLE` with nothing printed, and the hook runs the check itself: the
+result never depends on where it ran.
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ def installed_versions() -> dict[str, str]:
 
 def main(argv: Sequence[str]) -> int:
     wanted = json.loads(argv[0])
-    if installed_versions() != wanted:
+    found = installed_versions()
+    with os.fdopen(int(argv[-1]), "w") as versions:
+        versions.write(json.dumps(found))
+    if wanted is not None and found != wanted:
         return UNAVAILABLE
     return check(argv[1:-1])
 

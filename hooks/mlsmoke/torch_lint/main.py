@@ -5,7 +5,9 @@ Given the project's pyproject.toml, the hook checks its ``[tool.mlsmoke.worker]`
 For the rest, flake8 with TorchFix runs under the project's flake8 configuration:
 forked by the project's warm worker when it takes the job at once and its interpreter
 has the hook's flake8 and TorchFix, else here, in the hook's environment (its
-``additional_dependencies``). It never starts the worker, nor waits for it. Exit code
+``additional_dependencies``). It never starts the worker, nor waits for it; under
+pre-commit it first takes the result of its run ahead (``ahead/torchfix.py``), when
+that run checked the very files it was given, as they are now. Exit code
 1 when TorchFix found something, 2 when flake8 or TorchFix is missing here or the
 worker's table is bad.
 """
@@ -18,15 +20,20 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
+from mlsmoke.ahead import runs
+from mlsmoke.ahead import torchfix as torchfix_ahead
 from mlsmoke.arguments import files_after_dashes
 from mlsmoke.config import find_project_root, is_project_config
 from mlsmoke.errors import EnvironmentProblem, MlsmokeError
 from mlsmoke.job_imports import TORCHFIX, TORCHFIX_JOB
 from mlsmoke.torch_lint import job
+from mlsmoke.warm.launch import STARTUP_LIMIT
 from mlsmoke.warm.settings import WorkerSettings, worker_settings
 
 MARKER = b"torch"  # TorchFix's own filter: "torch" anywhere, functorch included
+PATIENCE = STARTUP_LIMIT  # for the run ahead, which may wait for the worker's start
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -41,8 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     root = find_project_root()
     settings = worker_settings(root, os.environ)  # given pyproject.toml, the check
-    names = [name for name in args.filenames if not is_project_config(name, root)]
-    files = [name for name in names if _mentions_torch(name)]
+    files = torch_files(args.filenames, root)
     if not files:
         return 0
     wanted = job.installed_versions()
@@ -53,10 +59,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             " runs: list flake8 and torchfix in its additional_dependencies in"
             " .pre-commit-config.yaml"
         )
-    code = _in_worker(root, settings, files, wanted) if settings.enabled else None
+    keys = torchfix_ahead.keys_of(root, files, wanted)
+    taken = runs.take(root, torchfix_ahead.HOOK_ID, args.filenames, keys, PATIENCE)
+    if taken is not None:
+        sys.stdout.write(taken.stdout)
+        sys.stderr.write(taken.stderr)
+        return taken.code
+    code = None
+    if settings.enabled:
+        with open(os.devnull, "wb") as unused:
+            sys.stdout.flush()
+            code = in_worker(root, settings, files, wanted, sys.stdout.fileno(), unused)
     if code is None or code == job.UNAVAILABLE:
         code = job.check(files)
     return code
+
+
+def torch_files(names: Sequence[str], root: Path) -> list[str]:
+    """The files of ``names`` that TorchFix checks: those that mention torch, and
+    not the project's pyproject.toml."""
+    kept = [name for name in names if not is_project_config(name, root)]
+    return [name for name in kept if _mentions_torch(name)]
 
 
 def _mentions_torch(name: str) -> bool:
@@ -66,11 +89,20 @@ def _mentions_torch(name: str) -> bool:
         return True
 
 
-def _in_worker(
-    root: Path, settings: WorkerSettings, files: list[str], wanted: dict[str, str]
+def in_worker(
+    root: Path,
+    settings: WorkerSettings,
+    files: list[str],
+    wanted: dict[str, str] | None,
+    output: int,
+    versions: IO[bytes],
+    wait: bool = False,
 ) -> int | None:
-    """The job's exit code in a worker that took it at once; None without one. No
-    interpreter is started to find the worker: each candidate's socket is tried."""
+    """The job's exit code in a worker (one that takes it at once, unless ``wait``),
+    its findings written to the descriptor ``output`` and the versions it ran with to
+    ``versions``; None without one. ``wanted``: the versions it must run with (None:
+    any). No interpreter is started to find the worker: each candidate's socket is
+    tried."""
     from mlsmoke.interpreter import configured_python, project_candidates
     from mlsmoke.warm.client import WorkerLost, start_job
 
@@ -80,20 +112,17 @@ def _in_worker(
         candidates = project_candidates(root, configured_python(root, "overfit", None))
     except (OSError, MlsmokeError):  # the gate says what is wrong with its python
         return None
-    args = [json.dumps(wanted), *files]
-    sys.stdout.flush()
-    with open(os.devnull, "wb") as unused:
-        for candidate in candidates:
-            job_ = start_job(
-                root, candidate.path, settings.idle, TORCHFIX_JOB,
-                [*args, str(unused.fileno())], sys.stdout.fileno(), unused.fileno(),
-                TORCHFIX, wait=False,
-            )  # fmt: skip
-            if job_ is None:
-                continue
-            try:
-                job_.wait_exited()
-            except WorkerLost:
-                return None
-            return job_.end()[0]
+    args = [json.dumps(wanted), *files, str(versions.fileno())]
+    for candidate in candidates:
+        job_ = start_job(
+            root, candidate.path, settings.idle, TORCHFIX_JOB, args, output,
+            versions.fileno(), TORCHFIX, wait=wait,
+        )  # fmt: skip
+        if job_ is None:
+            continue
+        try:
+            job_.wait_exited()
+        except WorkerLost:
+            return None
+        return job_.end()[0]
     return None

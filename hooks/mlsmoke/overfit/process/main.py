@@ -24,7 +24,8 @@ from mlsmoke.interpreter import (
     configured_python,
     project_candidates,
 )
-from mlsmoke.overfit.process import ahead
+from mlsmoke.ahead import overfit as overfit_ahead
+from mlsmoke.ahead import runs
 from mlsmoke.project_process import torch_interpreter
 from mlsmoke.overfit.process.cache import (
     CacheNotWritten,
@@ -83,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     root, gates, candidates, keys = _plan(args)
     cache = PassCache(root)
     patience = sum(gate.timeout for gate in gates) + STARTUP_LIMIT
-    taken = ahead.take(root, argv, keys, patience)
+    taken = runs.take(root, overfit_ahead.HOOK_ID, argv, keys, patience)
     if taken is not None:
         sys.stdout.write(taken.stdout)
         sys.stderr.write(taken.stderr)

@@ -128,6 +128,7 @@ class Evidence:
     batch_not_moved: list[str] = field(default_factory=list)
     batch_not_cast: list[str] = field(default_factory=list)
     forward_parameters: list[str] | None = None  # model.forward's named parameters
+    one_cpu_thread: bool = False  # trained on one thread (training/device.py)
     optimizer_missing: list[str] = field(default_factory=list)  # model params it lacks
     optimizer_extra: list[str] = field(default_factory=list)  # tensors not the model's
     unregistered: list[str] = field(default_factory=list)  # leaves the model lacks

@@ -35,6 +35,7 @@ def build_model(run: TrainingRun) -> torch.nn.Module:
     run.model = model_to(model, evidence.device, dtype_of(evidence))
     parameter_count = sum(p.numel() for p in model.parameters())
     run.threads = limit_cpu_threads(evidence.device, parameter_count)
+    evidence.one_cpu_thread = run.threads is not None
     return run.model
 
 
