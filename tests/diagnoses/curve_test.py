@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlsmoke.overfit.verdict import curve
+from mlsmoke.overfit.verdict import curve, curve_measures, decay_fit
 
 
 def decay(start: float, rate: float, steps: int, floor: float = 0.0) -> list[float]:
@@ -77,7 +77,7 @@ def test_too_slow_estimates_the_steps_of_an_exponential_decay() -> None:
     ("floor", "rate", "start"), [(0.0, 0.01, 2.0), (0.7, 0.05, 1.4), (-3.0, 0.002, 5.0)]
 )
 def test_fit_decay_recovers_the_floor_and_rate_from_the_tail(floor, rate, start):
-    fit = curve.fit_decay(decay(start, rate, 300, floor=floor))
+    fit = decay_fit.fit_decay(decay(start, rate, 300, floor=floor))
     assert fit is not None
     assert fit.floor == pytest.approx(floor, abs=1e-3 * abs(start - floor))
     assert fit.rate == pytest.approx(rate, rel=1e-2)
@@ -85,9 +85,9 @@ def test_fit_decay_recovers_the_floor_and_rate_from_the_tail(floor, rate, start)
 
 def test_fit_decay_reads_noisy_curves_and_ignores_rising_ones():
     noisy = wobble(decay(1.4, 0.05, 300, floor=0.74), 0.002)
-    fit = curve.fit_decay(noisy)
+    fit = decay_fit.fit_decay(noisy)
     assert fit is not None and fit.floor == pytest.approx(0.74, abs=0.01)
-    assert curve.fit_decay([1.0 + 0.01 * i for i in range(50)]) is None
+    assert decay_fit.fit_decay([1.0 + 0.01 * i for i in range(50)]) is None
 
 
 @pytest.mark.parametrize(("steps", "ratio"), [(300, 0.05), (2000, 0.02), (10000, 0.01)])
@@ -125,12 +125,14 @@ def test_a_floor_below_the_target_is_slowness_with_the_fitted_steps() -> None:
     ],
 )
 def test_levels_off(values: list[float], expected: bool) -> None:
-    assert curve.levels_off(values) is expected
+    assert curve_measures.levels_off(values) is expected
 
 
 def test_linear_descent_is_extrapolated_linearly_below_zero_targets() -> None:
     losses = [1.0 - 0.01 * i for i in range(50)]
-    assert curve.estimate_steps_to_target(losses, -1.0) == pytest.approx(200, abs=2)
+    assert curve_measures.estimate_steps_to_target(losses, -1.0) == pytest.approx(
+        200, abs=2
+    )
 
 
 @pytest.mark.parametrize(
@@ -143,7 +145,7 @@ def test_linear_descent_is_extrapolated_linearly_below_zero_targets() -> None:
     ],
 )
 def test_count_reversals(losses: list[float], min_swing: float, expected: int) -> None:
-    assert curve.count_reversals(losses, min_swing) == expected
+    assert curve_measures.count_reversals(losses, min_swing) == expected
 
 
 @pytest.mark.parametrize(
@@ -156,12 +158,14 @@ def test_count_reversals(losses: list[float], min_swing: float, expected: int) -
     ],
 )
 def test_is_unbounded_below(losses: list[float], expected: bool) -> None:
-    assert curve.is_unbounded_below(losses) is expected
+    assert curve_measures.is_unbounded_below(losses) is expected
 
 
 def test_relative_progress_ignores_nonfinite_values() -> None:
-    assert curve.relative_progress([2.0, 1.0, math.nan], 0.0) == pytest.approx(0.5)
-    assert curve.relative_progress([math.nan], 0.0) == 0.0
+    assert curve_measures.relative_progress([2.0, 1.0, math.nan], 0.0) == pytest.approx(
+        0.5
+    )
+    assert curve_measures.relative_progress([math.nan], 0.0) == 0.0
 
 
 def test_short_curves_are_read_as_plateaus() -> None:
@@ -178,7 +182,7 @@ def test_short_curves_are_read_as_plateaus() -> None:
     ],
 )
 def test_early_spike(losses: list[float], step: int | None) -> None:
-    assert curve.early_spike(losses) == step
+    assert curve_measures.early_spike(losses) == step
 
 
 finite_losses = st.lists(

@@ -14,7 +14,7 @@ from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.training.evidence import DEVICE_ASSERT, OUT_OF_MEMORY, Evidence
 from mlsmoke.overfit.verdict import diagnoses, lr_range, probes
 from mlsmoke.overfit.verdict.checks import batch_mixing, init_loss
-from mlsmoke.overfit.verdict.diagnoses import data_error, no_gradient
+from mlsmoke.overfit.verdict.diagnoses import _gradless, data_error
 from mlsmoke.overfit.verdict.gate_run import GateRun
 
 from catalog import models
@@ -178,7 +178,7 @@ def test_no_gradient_names_the_parameters_and_their_share():
 def test_a_share_of_the_weights_reads_100_percent_only_when_it_is(
     part: int, whole: int, expected: str
 ) -> None:
-    assert no_gradient.percent(part, whole) == expected
+    assert _gradless.percent(part, whole) == expected
 
 
 def test_a_small_unused_module_is_not_blamed_for_a_plateau():
@@ -201,7 +201,7 @@ def test_gradless_parameters_tells_unused_modules_from_detached_ones():
         first_grads={"a.weight": None, "b.weight": None, "c.weight": 0.0},
         module_order=["", "a"],
     )
-    assert no_gradient.gradless_parameters(evidence) == {
+    assert _gradless.gradless_parameters(evidence) == {
         "cut from the loss (.detach(), .data or torch.no_grad())": ["a.weight"],
         "in modules never called by forward": ["b.weight"],
     }

@@ -16,7 +16,7 @@ from mlsmoke.overfit.training.evidence import BatchField, Evidence, ProjectProbl
 from mlsmoke.overfit.verdict import batch_probes, diagnoses
 from mlsmoke.overfit.verdict.checks import batch_mixing, init_loss
 from mlsmoke.overfit.verdict.checks import unregistered_parameters as unregistered
-from mlsmoke.overfit.verdict.diagnoses import _errors, data_error
+from mlsmoke.overfit.verdict.diagnoses import _batch_keys, _errors
 from mlsmoke.overfit.verdict.gate_run import GateRun
 
 from catalog import evidence_cases, models
@@ -165,7 +165,7 @@ def test_a_field_that_is_no_tensor_is_a_data_error_whatever_was_raised(error):
     ],
 )
 def test_keys_one_or_two_edits_from_a_parameter(keys, parameters, pairs):
-    assert data_error.close_names(keys, parameters) == pairs
+    assert _batch_keys.close_names(keys, parameters) == pairs
 
 
 def test_a_misnamed_key_that_loses_the_loss_is_a_data_error_not_a_config_error():
@@ -422,7 +422,7 @@ def test_forward_parameters_the_batch_does_not_fill(keys, parameters, error, mis
         forward_parameters=parameters,
     )
     run = EvidenceRun(evidence)
-    assert data_error.missing_inputs(run) == missing
+    assert _batch_keys.missing_inputs(run) == missing
     if missing:
         found = diagnoses.diagnose(run)
         assert found.code == "data-error"

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve, probes
+from mlsmoke.overfit.verdict import curve, curve_measures, probes
 from mlsmoke.overfit.verdict.gate_run import GateRun
 
 MAX_DECADES = 6
@@ -105,7 +105,7 @@ def _directions(evidence: Evidence) -> tuple[int, int | None]:
     shape = curve.classify_curve(evidence.losses, evidence.target).shape
     if shape in (curve.RISING, curve.EXPLODING, curve.FLOOR):
         return DOWN, None
-    if shape in UNSTABLE or curve.early_spike(evidence.losses) is not None:
+    if shape in UNSTABLE or curve_measures.early_spike(evidence.losses) is not None:
         return DOWN, UP
     return UP, DOWN
 
@@ -133,7 +133,7 @@ def _stretches(
 def _likely_decade(evidence: Evidence, length: int) -> int:
     """How many decades up the lr should go for the run's pace to reach the target
     within one probe: at small rates the curve is a function of lr x steps."""
-    progress = curve.relative_progress(evidence.losses, evidence.target)
+    progress = curve_measures.relative_progress(evidence.losses, evidence.target)
     if progress <= 0 or evidence.steps == 0:
         return MIN_DECADES
     factor = evidence.steps / min(progress, 1.0) / max(length, 1)
@@ -164,7 +164,7 @@ def score(losses: list[float]) -> float:
     """Where a curve ended (lower is better): its tail's level, inf if it broke."""
     if not losses or not all(math.isfinite(v) for v in losses):
         return math.inf
-    return curve.tail_level(losses)
+    return curve_measures.tail_level(losses)
 
 
 def improves_upward(test: RangeTest, evidence: Evidence) -> bool:

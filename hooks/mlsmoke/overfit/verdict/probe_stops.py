@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from mlsmoke.overfit.verdict import curve
+from mlsmoke.overfit.verdict import curve, curve_measures
 
 # The share of a probe's steps it always takes: a curve that starts slowly (a plateau
 # at the start, a warmup) has this long to show its pace.
@@ -45,7 +45,7 @@ def is_hopeless(losses: list[float], target: float | None, length: int) -> bool:
         return False
     if not all(math.isfinite(v) for v in losses):
         return False  # the engine stops there, and says why
-    needed = curve.estimate_steps_to_target(losses, target)
+    needed = curve_measures.estimate_steps_to_target(losses, target)
     if needed is None or needed > HOPELESS_FACTOR * length:
         return True
     return taken % FLOOR_EVERY == 0 and _at_a_floor(losses, target)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve, dropout, probe_stops
+from mlsmoke.overfit.verdict import curve_measures, dropout, probe_stops
 from mlsmoke.overfit.verdict.gate_run import GateRun
 
 MIN_PROBE_SECONDS = 5.0
@@ -67,7 +67,7 @@ def memorized(evidence: Evidence) -> bool:
     off (a loss falling without bound reaches any target)."""
     start = evidence.bound_check_from
     return evidence.memorized and (
-        start is None or curve.levels_off(evidence.losses[start:])
+        start is None or curve_measures.levels_off(evidence.losses[start:])
     )
 
 
@@ -134,7 +134,7 @@ def levels_off_later(run: GateRun) -> Evidence | None:
     if probe.error is not None or len(probe.losses) <= start + LEVEL_WINDOW:
         return None
     depth = LEVEL_DEPTH * abs(evidence.losses[0])
-    return probe if curve.levels_off(tail) and tail[-1] >= -depth else None
+    return probe if curve_measures.levels_off(tail) and tail[-1] >= -depth else None
 
 
 def steps_spent(run: GateRun) -> int:

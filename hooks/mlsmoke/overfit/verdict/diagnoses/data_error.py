@@ -5,6 +5,9 @@ raised; a field is no tensor (a str, a list, a ragged list, None) whatever the e
 said; a batch key is one edit away from a forward() parameter. Then torch's messages
 (:func:`diagnose`): the wrong dtype for an embedding or a loss, token ids beyond the
 vocabulary, missing keys. Says which field and what it holds.
+
+The rules are here; the batch's keys against forward()'s parameters are read in
+``_batch_keys.py``, and the report's words are built in ``_data_report.py``.
 """
 
 from __future__ import annotations
@@ -14,14 +17,20 @@ from typing import Any
 
 import torch
 
-from mlsmoke.overfit.training.evidence import BatchField, Evidence, ProjectProblem
+from mlsmoke.overfit.training.evidence import Evidence
 from mlsmoke.overfit.verdict import batch_probes, forward_probes
-from mlsmoke.overfit.verdict.diagnoses import _errors, _field_values, _step_evidence
+from mlsmoke.overfit.verdict.diagnoses import (
+    _batch_keys,
+    _data_report,
+    _errors,
+    _field_values,
+    _step_evidence,
+)
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
 
-CODE = "data-error"
+CODE = _data_report.CODE
 
 TARGET_DTYPE = "targets of the wrong dtype"
 _KINDS = (
@@ -53,20 +62,7 @@ _TORCH_DTYPES = {
     "BFloat16": "torch.bfloat16", "Float": "torch.float32", "Double": "torch.float64",
     "Bool": "torch.bool",
 }  # fmt: skip
-
-SUGGESTIONS = [
-    "check the dataset's inputs first: numbers in tensors, not raw text or lists",
-    "make the batch collate: tensorize and pad fields (a collator or torch.stack)",
-    "class indices and token ids are int64 (torch.long); inputs are float",
-    "name batch keys exactly as the model's forward() arguments",
-]
-
-# Without a loss key the model is called with the batch itself (objective.call_model).
-CALLED_AS = (
-    "without a loss key the gate calls model(*batch) for a tuple or list and"
-    " model(**batch) for a mapping; to call it otherwise, set loss to a callable"
-    " (model, batch) -> scalar tensor"
-)
+_RUN_PHASES = ("forward", "loss", "backward", "step")
 
 
 @diagnoser(CODE)
@@ -77,32 +73,33 @@ def diagnose_evidence(run: GateRun) -> Diagnosis | None:
     if evidence.error is None or evidence.cuda_error is not None:
         return None
     if evidence.phase == "batch":
-        return _factory_raised(evidence)
+        return _data_report.factory_raised(evidence)
     if evidence.phase not in _RUN_PHASES:
         return None
-    typos = _key_typos(run)
+    typos = _batch_keys.key_typos(run)
     if typos:
-        return _misnamed_keys(run, typos)
+        return _data_report.misnamed_keys(run, typos)
     broken = [f for f in evidence.batch_fields if f.problem is not None]
     if broken:
-        return _not_tensors(run, broken)
+        return _data_report.not_tensors(run, broken)
     if _errors.is_torch_error(evidence):
         samples = _field_values.unstacked_samples(
             next(iter(batch_probes.shared_batch(run)), None)
         )
         if samples is not None:
-            return _uncollated(run, samples)
+            return _data_report.uncollated(run, samples)
         floats = _field_values.float_class_targets(batch_probes.shared_fields(run))
         if floats:
-            return _float_targets(run, floats)
-    missing = missing_inputs(run)
+            return _data_report.float_targets(run, floats)
+    missing = _batch_keys.missing_inputs(run)
     if missing and missing[0] in forward_probes.TARGET_NAMES:
-        return _missing(run, missing)  # no targets: the root of what failed after
+        # no targets: the root of what failed after
+        return _data_report.missing_keys(run, missing)
     none_arguments = _missing_inputs(evidence)
     if none_arguments:  # the module that raised, and the arguments it lacked
-        return _missing_report(run, none_arguments)
+        return _data_report.missing_arguments(run, none_arguments)
     if missing:
-        return _missing(run, missing)
+        return _data_report.missing_keys(run, missing)
     return None
 
 
@@ -115,27 +112,6 @@ def _missing_inputs(evidence: Evidence) -> list[str]:
     nones = evidence.module_none_arguments.get(evidence.failed_module or "", [])
     words = set(re.findall(r"\w+", str(evidence.error)))
     return [name for name in nones if name in words]
-
-
-def _missing_report(run: GateRun, missing: list[str]) -> Diagnosis:
-    names = " or ".join(missing)
-    diagnosis = _report(
-        run,
-        f"{_errors.where(run.evidence)} got no {names} (None), which it requires:"
-        " the batch does not hold the field that feeds it",
-        set(),
-    )
-    diagnosis.evidence.insert(
-        1,
-        f"{_errors.where(run.evidence)} was called with {', '.join(missing)} = None,"
-        " and its error names them",
-    )
-    diagnosis.suggestions.insert(
-        0,
-        "check which fields the collator keeps: it may drop raw text, or a target"
-        " column the model needs (labels for an encoder-decoder's decoder)",
-    )
-    return diagnosis
 
 
 @diagnoser(CODE)
@@ -151,13 +127,15 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if kind == TARGET_DTYPE:  # the field, whatever its name (a TensorDict's "action")
         floats = _field_values.whole_float_fields(batch_probes.shared_fields(run))
         if len(floats) == 1:
-            return _float_targets(run, floats)
+            return _data_report.float_targets(run, floats)
     if kind is None and isinstance(evidence.error, KeyError):
         kind = f"a missing key: {evidence.error}"
     if kind is None:
         return _rejected_fields(run)
     named = set(re.findall(r"'(\w+)'", kind))
-    return _report(run, f"the batch holds {kind} ({_errors.where(evidence)})", named)
+    return _data_report.report(
+        run, f"the batch holds {kind} ({_errors.where(evidence)})", named
+    )
 
 
 def _mismatched_dtypes(run: GateRun) -> str | None:
@@ -195,7 +173,7 @@ def _ids_beyond_a_table(run: GateRun) -> Diagnosis | None:
     if not inputs:
         return None
     name, largest = inputs[0]
-    diagnosis = _report(
+    diagnosis = _data_report.report(
         run,
         f"batch field {name} holds ids up to {largest}, beyond a lookup table of"
         f" {size} rows ({_errors.where(run.evidence)})",
@@ -224,221 +202,12 @@ def _rejected_fields(run: GateRun) -> Diagnosis | None:
     named = _field_values.fields_named_in(_errors.message(evidence), keys)
     if not named:
         return None
-    return _report(
+    return _data_report.report(
         run,
         f"{_errors.where(evidence)} rejects the batch's {', '.join(named)}:"
         f" {_errors.first_line(evidence)}",
         set(named),
     )
-
-
-def _float_targets(run: GateRun, floats: list[tuple[str, Any]]) -> Diagnosis:
-    name, value = floats[0]
-    diagnosis = _report(
-        run,
-        f"batch field {name} holds class indices as {value.dtype}"
-        f" ({batch_probes.describe_value(value)}): a float target reads as"
-        " probabilities or regression values (a library head then switches to a"
-        " multi-label or regression loss)",
-        {n for n, _ in floats},
-    )
-    diagnosis.suggestions.insert(0, f"make {name} int64: {name}.long()")
-    return diagnosis
-
-
-def _uncollated(run: GateRun, samples: int) -> Diagnosis:
-    diagnosis = _report(
-        run,
-        f"the batch is {samples} separate samples, never collated: a list of"
-        " per-sample records where the model takes one stacked tensor per field",
-        set(),
-    )
-    diagnosis.suggestions.insert(
-        0,
-        "let the DataLoader's default collate stack the samples (drop a collate_fn"
-        " that returns its input), or stack them in the collate_fn (torch.stack,"
-        " a library collator)",
-    )
-    return diagnosis
-
-
-_RUN_PHASES = ("forward", "loss", "backward", "step")
-
-FACTORY_SUGGESTIONS = [
-    "tokenize (or otherwise tensorize) the examples before they reach the collator:"
-    " a collator takes numbers, not raw text",
-    "pad ragged examples to one length (a padding collator, or pad_sequence) before"
-    " stacking them",
-]
-
-
-def _factory_raised(evidence: Evidence) -> Diagnosis:
-    if isinstance(evidence.error, ProjectProblem):  # it returned no tensors at all
-        return Diagnosis(
-            CODE,
-            f"building the batch: {evidence.error}",
-            [f"batch field {f.name}: {f.holds}" for f in evidence.batch_fields],
-            SUGGESTIONS[:2],
-        )
-    lines = [f"the batch factory raised {_errors.raised(evidence)}"]
-    if evidence.user_traceback:
-        lines.append(evidence.user_traceback)
-    return Diagnosis(
-        CODE,
-        f"building the batch raised {type(evidence.error).__name__}: the data pipeline"
-        " (dataset, collator) cannot make this batch",
-        lines,
-        FACTORY_SUGGESTIONS + SUGGESTIONS[:1],
-    )
-
-
-def _not_tensors(run: GateRun, broken: list[BatchField]) -> Diagnosis:
-    first = broken[0]
-    more = f" (and {len(broken) - 1} more fields)" if len(broken) > 1 else ""
-    return _report(
-        run,
-        f"batch field {first.name} holds {first.problem}{more}: the data pipeline"
-        " never made it a tensor",
-        {f.name for f in broken},
-    )
-
-
-def _misnamed_keys(run: GateRun, typos: list[tuple[str, str]]) -> Diagnosis:
-    key, parameter = typos[0]
-    lines = [
-        f"batch key {k!r} is not a parameter of forward(); forward() takes {p!r}"
-        for k, p in typos
-    ]
-    diagnosis = _report(
-        run,
-        f"batch key {key!r} does not match forward()'s parameter {parameter!r}:"
-        f" the model never receives {parameter}",
-        {k for k, _ in typos},
-    )
-    diagnosis.evidence[1:1] = lines
-    diagnosis.suggestions.insert(0, f"rename the batch key {key!r} to {parameter!r}")
-    return diagnosis
-
-
-def _missing(run: GateRun, missing: list[str]) -> Diagnosis:
-    names = " or ".join(repr(name) for name in missing)
-    diagnosis = _report(
-        run,
-        f"the batch holds no {names}, which forward() takes: the data pipeline"
-        " dropped it, or never made it",
-        set(),
-    )
-    keys = ", ".join(f.name for f in run.evidence.batch_fields)
-    diagnosis.evidence.insert(1, f"the batch's keys: {keys}")
-    diagnosis.suggestions.insert(0, f"put {names} in the batch")
-    return diagnosis
-
-
-def missing_inputs(run: GateRun) -> list[str]:
-    """forward() parameters the batch passed by keyword does not fill, that the
-    evidence points at: a target parameter when the run failed without a loss or
-    raised, else the parameters the error names. A size check is left to shape-error.
-    """
-    evidence = run.evidence
-    if run.loss_fn is not None or evidence.forward_parameters is None:
-        return []
-    if _step_evidence.is_shape_check(run) or _errors.mentions(
-        evidence, _errors.SHAPE_MESSAGES
-    ):
-        return []
-    keys = {f.name for f in evidence.batch_fields}
-    unfilled = [p for p in evidence.forward_parameters if p not in keys]
-    if not keys or not unfilled or not _by_keyword(evidence):
-        return []
-    targets = [p for p in unfilled if p in forward_probes.TARGET_NAMES]
-    if targets:
-        return targets[:1]
-    text = _errors.message(evidence)
-    return [p for p in unfilled if re.search(rf"\b{re.escape(p)}\b", text)]
-
-
-def _by_keyword(evidence: Evidence) -> bool:
-    """The batch was a mapping (its fields are keys, not positions)."""
-    return evidence.batch_by_keyword
-
-
-def _report(run: GateRun, summary: str, named: set[str]) -> Diagnosis:
-    """The diagnosis with the error raised and every field, the suspects marked."""
-    evidence = run.evidence
-    lines = [f"{_errors.where(evidence)} raised {_errors.raised(evidence)}"]
-    if evidence.config_key == "loss":
-        lines = ["the model returned no loss"]
-    fields = batch_probes.shared_fields(run)
-    suspects = {name for name, _ in fields if name in named} or suspect_fields(fields)
-    lines += [
-        f"batch field {name}: {batch_probes.describe_value(value)}"
-        + ("  <- here" if name in suspects and len(suspects) < len(fields) else "")
-        for name, value in fields
-    ]
-    suggestions = list(SUGGESTIONS)
-    if run.loss_fn is None:
-        suggestions.insert(0, CALLED_AS)
-    return Diagnosis(CODE, summary, lines, suggestions)
-
-
-def _key_typos(run: GateRun) -> list[tuple[str, str]]:
-    """(batch key, forward parameter) pairs one or two edits apart, when the batch is
-    passed to the model by keyword (no loss callable)."""
-    evidence = run.evidence
-    if run.loss_fn is None and evidence.forward_parameters is not None:
-        keys = [f.name for f in evidence.batch_fields]
-        return close_names(keys, evidence.forward_parameters)
-    return []
-
-
-def close_names(keys: list[str], parameters: list[str]) -> list[tuple[str, str]]:
-    """Each key that is no parameter but one or two edits from a parameter no key
-    fills: ``label`` for ``labels``, ``input_id`` for ``input_ids``."""
-    unfilled = [p for p in parameters if p not in keys]
-    pairs = []
-    for key in keys:
-        if key in parameters:
-            continue
-        near = [
-            (distance, p)
-            for p in unfilled
-            if (distance := edit_distance(key.lower(), p.lower())) <= MAX_EDITS
-            and 2 * distance < min(len(key), len(p))
-        ]
-        if near:
-            pairs.append((key, min(near)[1]))
-    return pairs
-
-
-MAX_EDITS = 2
-
-
-def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance: insertions, deletions and substitutions."""
-    previous = list(range(len(b) + 1))
-    for i, char_a in enumerate(a, 1):
-        current = [i]
-        for j, char_b in enumerate(b, 1):
-            cost = 0 if char_a == char_b else 1
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-            )
-        previous = current
-    return previous[-1]
-
-
-def suspect_fields(fields: list[tuple[str, Any]]) -> set[str]:
-    """Fields that are not tensors, or float tensors holding whole numbers (ids or
-    class indices stored as floats)."""
-    return {name for name, value in fields if _suspect(value)}
-
-
-def _suspect(value: Any) -> bool:
-    if not isinstance(value, torch.Tensor):
-        return True
-    if not value.is_floating_point() or value.numel() == 0:
-        return False
-    return bool(torch.equal(value, value.round())) and bool(value.abs().max() > 1)
 
 
 def _data_problem(text: str) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from mlsmoke.overfit.verdict import curve, lr_range, probes
+from mlsmoke.overfit.verdict import curve, curve_measures, lr_range, probes
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -27,7 +27,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if working is None or working.lr >= evidence.lr:
         return None
     reading = curve.classify_curve(evidence.losses, evidence.target)
-    spike = curve.early_spike(evidence.losses)
+    spike = curve_measures.early_spike(evidence.losses)
     lines = [f"at lr {evidence.configured_lr:g}: {reading.reason}"]
     behaviour = f"the loss is {reading.shape}"
     if reading.shape not in UNSTABLE and spike is not None:

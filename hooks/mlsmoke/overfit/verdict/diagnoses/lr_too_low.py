@@ -8,7 +8,7 @@ budget is short for is ``too-slow``, whose hint names max-steps."""
 from __future__ import annotations
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve, lr_range, probes, usual_lr
+from mlsmoke.overfit.verdict import curve, curve_measures, lr_range, probes, usual_lr
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -86,7 +86,9 @@ def _improves_enough(test: lr_range.RangeTest, evidence: Evidence) -> bool:
     if not lr_range.improves_upward(test, evidence):
         return False
     best = test.side(lr_range.UP)[-1]
-    return curve.relative_progress(best.losses, evidence.target) >= TREND_PROGRESS
+    return (
+        curve_measures.relative_progress(best.losses, evidence.target) >= TREND_PROGRESS
+    )
 
 
 def _zero(evidence: Evidence) -> Diagnosis:

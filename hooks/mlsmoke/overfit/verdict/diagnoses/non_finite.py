@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import batch_probes, curve, forward_probes, probes
+from mlsmoke.overfit.verdict import batch_probes, curve_measures, forward_probes, probes
 from mlsmoke.overfit.verdict.diagnoses import _field_values
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -71,7 +71,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
     if evidence.error is not None:
         return None
-    step = curve.first_nonfinite(evidence.losses)
+    step = curve_measures.first_nonfinite(evidence.losses)
     if step is None:
         return None
     when = "at init" if step == 0 else f"at step {step}"
@@ -135,7 +135,7 @@ def _precision_verdict(run: GateRun, step: int) -> tuple[bool | None, str]:
         return None, f"the float64 re-run cannot tell: {wide.batch_not_cast[0]}"
     if wide.error is not None:
         return False, f"in float64 the run raised {type(wide.error).__name__}"
-    wide_step = curve.first_nonfinite(wide.losses)
+    wide_step = curve_measures.first_nonfinite(wide.losses)
     if wide_step is None:
         done = "memorized" if wide.reached else "stayed finite"
         return True, (

@@ -7,7 +7,7 @@ alone."""
 
 from __future__ import annotations
 
-from mlsmoke.overfit.verdict import batch_probes, curve, forward_probes
+from mlsmoke.overfit.verdict import batch_probes, curve_measures, forward_probes
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -70,5 +70,5 @@ def _noise_matters(evidence) -> bool:
     losses, target = evidence.losses, evidence.target
     if target is None or len(losses) < 6:
         return True
-    gap = curve.tail_level(losses) - target
-    return gap <= 0 or curve.tail_jitter(losses) >= NOISE_SHARE * gap
+    gap = curve_measures.tail_level(losses) - target
+    return gap <= 0 or curve_measures.tail_jitter(losses) >= NOISE_SHARE * gap

@@ -13,6 +13,7 @@ from mlsmoke.overfit.training.evidence import Evidence
 from mlsmoke.overfit.verdict import (
     batch_probes,
     curve,
+    curve_measures,
     dropout,
     forward_probes,
     lr_range,
@@ -72,9 +73,10 @@ def diagnose(run: GateRun) -> Diagnosis | None:
             + FLOOR_SUGGESTIONS
             + SUGGESTIONS[2:],
         )
+    level = curve_measures.tail_level(evidence.losses)
     return Diagnosis(
         CODE,
-        f"the loss plateaus at {curve.tail_level(evidence.losses):.4g} above the target"
+        f"the loss plateaus at {level:.4g} above the target"
         f" {evidence.target:.4g}, {helps}",
         lines + decay,
         _see_inputs(blind) + _lower_decay(decay) + SUGGESTIONS,

@@ -4,7 +4,7 @@ target is ``not-learning``: no step budget gets there.)"""
 
 from __future__ import annotations
 
-from mlsmoke.overfit.verdict import curve
+from mlsmoke.overfit.verdict import curve, curve_measures
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Diagnosis
@@ -26,7 +26,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         if evidence.timed_out
         else f"max-steps ({evidence.max_steps})"
     )
-    progress = curve.relative_progress(evidence.losses, evidence.target)
+    progress = curve_measures.relative_progress(evidence.losses, evidence.target)
     return Diagnosis(
         CODE,
         f"the loss falls steadily but needs about {needed} steps; it stopped at"

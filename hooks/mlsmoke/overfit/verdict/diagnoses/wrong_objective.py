@@ -11,7 +11,7 @@ import math
 import re
 
 from mlsmoke.overfit.training.evidence import ProjectProblem
-from mlsmoke.overfit.verdict import curve, lr_range, probes
+from mlsmoke.overfit.verdict import curve, curve_measures, lr_range, probes
 from mlsmoke.overfit.verdict.diagnoses import _errors
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -152,7 +152,7 @@ def _climbs(run: GateRun, losses: list[float]) -> bool:
     if len(losses) < 3 or losses[-1] <= losses[0]:
         return False
     finite = [v for v in losses if math.isfinite(v)]
-    slack = 0.01 * curve.loss_scale(losses, run.evidence.target)
+    slack = 0.01 * curve_measures.loss_scale(losses, run.evidence.target)
     return min(finite) >= losses[0] - slack
 
 
@@ -191,7 +191,7 @@ def _falls_without_bound(run: GateRun) -> Diagnosis:
     )
     moved += f" -> {losses[-1]:.4g}"
     fell = finite[-1] < finite[0] - 0.01 * max(abs(finite[0]), 1e-8)
-    if fell and not (len(finite) == len(losses) and curve.levels_off(finite)):
+    if fell and not (len(finite) == len(losses) and curve_measures.levels_off(finite)):
         return Diagnosis(
             CODE,
             f"the loss is negative at init ({initial:.4g}) and falls without bound:"
@@ -204,7 +204,7 @@ def _falls_without_bound(run: GateRun) -> Diagnosis:
     return Diagnosis(
         CODE,
         f"the loss is negative at init ({initial:.4g}) and levels off near"
-        f" {curve.tail_level(finite):.4g}: not a loss bounded below by 0, as a"
+        f" {curve_measures.tail_level(finite):.4g}: not a loss bounded below by 0, as a"
         " target-ratio expects",
         [moved, bounded],
         [

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlsmoke.overfit.training.evidence import Evidence
-from mlsmoke.overfit.verdict import curve, diagnosis_budget, probes
+from mlsmoke.overfit.verdict import curve, curve_measures, diagnosis_budget, probes
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import MEMORIZED, Diagnosis
 
@@ -174,8 +174,11 @@ def _helped(original: Evidence, changed: Evidence) -> bool:
         return False
     length = min(len(changed.losses), len(original.losses))
     target = original.target
-    gained = curve.relative_progress(changed.losses[:length], target)
-    return gained - curve.relative_progress(original.losses[:length], target) >= CLOSER
+    gained = curve_measures.relative_progress(changed.losses[:length], target)
+    return (
+        gained - curve_measures.relative_progress(original.losses[:length], target)
+        >= CLOSER
+    )
 
 
 def _falling(changed: Evidence, target: float | None) -> bool:
