@@ -28,5 +28,14 @@ EXPECT = (EXPECT_JOB,)
 SUITES = (SUITES_JOB,)
 
 # What ``worker start`` asks the worker to import: the jobs of a commit's hooks,
-# those it runs ahead (``ahead/jobs.py``) among them.
-COMMIT_HOOKS = (*GATE, *DOCTEST, *TORCHFIX, *EXPECT)
+# those it runs ahead (``ahead/jobs.py``) among them. torch._dynamo, the costliest by
+# far, comes last: a job that arrives during these imports waits for the module being
+# imported only, and the lint and data jobs never need it.
+_DYNAMO = "torch._dynamo"
+COMMIT_HOOKS = (
+    *(name for name in GATE if name != _DYNAMO),
+    *DOCTEST,
+    *TORCHFIX,
+    *EXPECT,
+    _DYNAMO,
+)

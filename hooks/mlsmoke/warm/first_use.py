@@ -9,8 +9,10 @@ optimizer imports on its first ``add_param_group`` (torch's lazy ``_disable_dyna
 at about the cost of torch's own import, and its own modules; the doctest hook names
 its runner. The worker says it is ready before these imports: a job already waiting
 is forked at once and imports what it needs itself; a job that arrives during the
-imports waits for the rest, unless it said it would rather not wait. A thread, so that
-the worker still answers the hooks (signals, exits) meanwhile.
+imports waits for the module being imported, not for the rest (those resume the next
+time the worker is idle), unless it said it would rather not wait at all. So a commit
+right after the one that started the worker does not wait for every first use. A
+thread, so that the worker still answers the hooks (signals, exits) meanwhile.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class FirstUse:
         self.imported: set[str] = set()
         self._thread: threading.Thread | None = None
         self._importing: list[str] = []
+        self._done: list[str] = []  # by the thread: imported, or failed to import
+        self._stop = threading.Event()
         self.add(modules)
 
     def add(self, modules: Iterable[str]) -> None:
@@ -60,20 +64,25 @@ class FirstUse:
         if not self.pending:
             return
         self._importing = self._waiting()
+        self._done, self._stop = [], threading.Event()
         self._thread = threading.Thread(
-            target=_import_all, args=(self._importing,), name="mlsmoke-first-use"
+            target=_import_all,
+            args=(self._importing, self._done, self._stop),
+            name="mlsmoke-first-use",
         )
         self._thread.daemon = True
         self._thread.start()
 
     def finish(self, native_threads_before: int) -> bool:
-        """Wait for the imports; whether the process is again down to its threads of
+        """Stop the imports after the module being imported (the others stay
+        pending) and wait for it; whether the process is again down to its threads of
         before, so that forking it is safe. Not started: nothing to wait for."""
         if self._thread is None:
             return True
+        self._stop.set()
         self._thread.join()
         self._thread = None
-        self.imported.update(self._importing)
+        self.imported.update(self._done)
         self._importing = []
         deadline = time.monotonic() + THREAD_EXIT_LIMIT
         while native_threads() > native_threads_before:
@@ -86,9 +95,12 @@ class FirstUse:
         return [name for name in self.wanted if name not in self.imported]
 
 
-def _import_all(modules: list[str]) -> None:
+def _import_all(modules: list[str], done: list[str], stop: threading.Event) -> None:
     for name in modules:
+        if stop.is_set():
+            return
         try:
             importlib.import_module(name)
         except Exception:  # the job that needs it meets the same error, and reports it
             pass
+        done.append(name)
