@@ -161,7 +161,9 @@ def describe_lr_result(probe: Evidence) -> str:
     losses = probe.losses
     if probe.reached:
         return f"at lr {probe.configured_lr:g}: memorized in {probe.steps} steps"
-    if losses and not math.isfinite(losses[-1]):
+    if not losses:  # cut by the diagnosis budget before its first step
+        return f"at lr {probe.configured_lr:g}: stopped before its first step"
+    if not math.isfinite(losses[-1]):
         return (
             f"at lr {probe.configured_lr:g}: the loss became {losses[-1]} at step"
             f" {probe.steps}"

@@ -43,6 +43,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     wrong_objective,
 )
 
+from mlsmoke.overfit.verdict import internal_errors
 from mlsmoke.overfit.verdict.interventions import runner
 
 if TYPE_CHECKING:
@@ -107,7 +108,8 @@ def diagnose(run: GateRun) -> Diagnosis:
         # the verdict.
         try:
             found = diagnoser(run)
-        except (Exception, SystemExit):
+        except (Exception, SystemExit) as error:
+            internal_errors.note_or_raise(diagnoser, error, run.notes)
             continue
         if found is not None:
             found = checked_repair.annotate(run, found)
