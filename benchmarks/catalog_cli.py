@@ -93,12 +93,6 @@ def _toml(value: object) -> str:
     return json.dumps(str(value))
 
 
-def _diagnosis_code(report: object) -> str:
-    """The first gate's diagnosis code in ``--json``'s report."""
-    gates = report.get("gates", report) if isinstance(report, dict) else report
-    first = gates[0] if isinstance(gates, list) and gates else gates
-    if isinstance(first, dict):
-        diagnosis = first.get("diagnosis") or {}
-        if isinstance(diagnosis, dict):
-            return str(diagnosis.get("code", "?"))
-    return "?"
+def _diagnosis_code(gates: list[dict[str, Any]]) -> str:
+    """The first gate's diagnosis code in ``--json``'s list of gates."""
+    return str(gates[0]["diagnosis"]["code"]) if gates else "?"
