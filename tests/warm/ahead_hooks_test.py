@@ -14,7 +14,7 @@ from pathlib import Path
 
 from faults.faultkit import TAG_VARIABLE
 
-from .ahead_test import MLSMOKE, _pre_commit
+from .ahead_test import MLSMOKE, _pre_commit, after_warm_worker
 from .warmkit import SEEN_VARIABLE, WarmProject
 
 EXPECT_LOADERS = Path(__file__).parents[1] / "expect" / "expect_loaders.py"
@@ -72,21 +72,10 @@ LOADS_SAFELY = "def restore(path):\n    return torch.load(path, weights_only=Tru
 
 
 def _hooks(between: str) -> str:
-    return f"""repos:
-  - repo: local
-    hooks:
-      - id: warm-worker
-        name: warm-worker
-        entry: {MLSMOKE} worker start
-        language: system
-        pass_filenames: false
-        types: [python]
-      - id: between
-        name: between
-        entry: {between}
-        language: system
-        pass_filenames: false
-      - id: torchfix
+    return after_warm_worker(
+        "between",
+        between,
+        f"""      - id: torchfix
         name: torchfix
         entry: {MLSMOKE} torchfix
         language: system
@@ -99,7 +88,8 @@ def _hooks(between: str) -> str:
         language: system
         pass_filenames: false
         types_or: [python, toml, json]
-"""
+""",
+    )
 
 
 def _slow(seconds: float = 0.5) -> str:

@@ -16,9 +16,10 @@ MLSMOKE = f"{sys.executable} -m mlsmoke"
 STARTUP = 60.0
 
 
-def _config(overfit_args: str = "", between: str = "") -> str:
-    """warm-worker first, a hook that takes a moment, then overfit-batch; all
-    ``repo: local`` hooks running this checkout's mlsmoke."""
+def after_warm_worker(between_id: str, between: str, hooks: str) -> str:
+    """A config of ``repo: local`` hooks running this checkout's mlsmoke: warm-worker
+    first, then ``between`` (a hook that takes a moment, or a fixer), then
+    ``hooks``."""
     return f"""repos:
   - repo: local
     hooks:
@@ -28,18 +29,28 @@ def _config(overfit_args: str = "", between: str = "") -> str:
         language: system
         pass_filenames: false
         types: [python]
-      - id: slow-linter
-        name: slow-linter
-        entry: {sys.executable} -c "import time; time.sleep({between or 0.5})"
+      - id: {between_id}
+        name: {between_id}
+        entry: {between}
         language: system
         pass_filenames: false
-      - id: overfit-batch
+{hooks}"""
+
+
+def _config(overfit_args: str = "", between: str = "") -> str:
+    """warm-worker first, a hook that takes a moment, then overfit-batch."""
+    sleep = f'{sys.executable} -c "import time; time.sleep({between or 0.5})"'
+    return after_warm_worker(
+        "slow-linter",
+        sleep,
+        f"""      - id: overfit-batch
         name: overfit-batch
         entry: {MLSMOKE} overfit {overfit_args}
         language: system
         pass_filenames: false
         types: [python]
-"""
+""",
+    )
 
 
 def _pre_commit(project: WarmProject, config: str, **env: str):
