@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from mlsmoke import config
+from mlsmoke import config, project_root
 from mlsmoke.config import Key
 from mlsmoke.errors import ConfigError
 
@@ -129,7 +129,7 @@ def test_project_root_is_the_nearest_pyproject_below_the_git_root(
     write_pyproject(tmp_path, "")
     nested = tmp_path / "src" / "pkg"
     nested.mkdir(parents=True)
-    assert config.find_project_root(nested) == tmp_path.resolve()
+    assert project_root.find_project_root(nested) == tmp_path.resolve()
 
 
 def test_project_root_search_stops_at_the_git_root(tmp_path: Path) -> None:
@@ -138,7 +138,7 @@ def test_project_root_search_stops_at_the_git_root(tmp_path: Path) -> None:
     (repo / ".git").mkdir(parents=True)
     inner = repo / "sub"
     inner.mkdir()
-    assert config.find_project_root(inner) == inner.resolve()
+    assert project_root.find_project_root(inner) == inner.resolve()
 
 
 @pytest.mark.parametrize(
@@ -166,9 +166,9 @@ def test_the_project_config_is_the_root_pyproject_however_named(
 ) -> None:
     (tmp_path / "sub").mkdir()
     monkeypatch.chdir(tmp_path)
-    root = config.find_project_root()
-    assert config.is_project_config("pyproject.toml", root)
-    assert config.is_project_config("./pyproject.toml", root)
-    assert config.is_project_config(str(tmp_path / "pyproject.toml"), root)
-    assert not config.is_project_config("sub/pyproject.toml", root)
-    assert not config.is_project_config("setup.toml", root)
+    root = project_root.find_project_root()
+    assert project_root.is_project_config("pyproject.toml", root)
+    assert project_root.is_project_config("./pyproject.toml", root)
+    assert project_root.is_project_config(str(tmp_path / "pyproject.toml"), root)
+    assert not project_root.is_project_config("sub/pyproject.toml", root)
+    assert not project_root.is_project_config("setup.toml", root)

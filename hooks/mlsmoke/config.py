@@ -8,7 +8,6 @@ value is validated here, and every error message starts with the full key path
 from __future__ import annotations
 
 import math
-import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsmoke.errors import ConfigError
+from mlsmoke.project_root import PYPROJECT
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -25,7 +25,6 @@ else:  # pragma: no cover - exercised on 3.10 only
     except ImportError:  # a project interpreter running mlsmoke's worker reads no TOML
         tomllib = None
 
-PYPROJECT = "pyproject.toml"
 TOOL_PATH = "tool.mlsmoke"
 # What [tool.mlsmoke] may hold: the shared interpreter and one table per hook. A
 # misspelt table (`strict_mode`) would otherwise be ignored without a word.
@@ -50,26 +49,6 @@ class Key:
     parse: Parser
     default: Any = None
     help: str = ""
-
-
-def find_project_root(start: Path | None = None) -> Path:
-    """The nearest directory from ``start`` up with a pyproject.toml, else ``start``."""
-    start = (start or Path.cwd()).resolve()
-    for directory in (start, *start.parents):
-        if (directory / PYPROJECT).is_file():
-            return directory
-        if (directory / ".git").exists():
-            break
-    return start
-
-
-def is_project_config(name: str, root: Path) -> bool:
-    """Whether ``name``, a path as a hook is given it, is ``root``'s pyproject.toml.
-
-    The hooks are also run on it, so that a commit editing their tables is checked by
-    its own run: loading the settings validates them, and the file is then no script
-    or document to check."""
-    return Path(os.path.abspath(name)) == root / PYPROJECT
 
 
 def read_pyproject(root: Path) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsmoke.config import find_project_root
+from mlsmoke.project_root import find_project_root
 from mlsmoke.errors import MlsmokeError
 from mlsmoke.warm.settings import worker_settings
 from mlsmoke.worker_start import start_in_background

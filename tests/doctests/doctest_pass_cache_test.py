@@ -170,25 +170,42 @@ print(json.dumps([code, sorted(sys.modules)]))
 """
 
 
+def _imported(*files: str) -> tuple[int, list[str]]:
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-c", _IMPORTED_BY_A_RUN, *files]
+    answer = subprocess.run(argv, capture_output=True, text=True, check=True)
+    return tuple(json.loads(answer.stdout.splitlines()[-1]))
+
+
+def test_a_prose_edit_reads_no_config_and_imports_no_run_machinery(
+    project: Path, write
+) -> None:
+    """Files without an example end the hook before it parses pyproject.toml or
+    imports the interpreter search and the pass cache: what the prose commit pays.
+    The config, when it is among the files, is still read and validated."""
+    write({**FILES, "NOTES.md": "# Notes\n\nProse only, `a >>> b` inline.\n"})
+    (project / "pyproject.toml").write_text(
+        '[tool.mlsmoke.doctest]\noptionflags = ["NO_SUCH_FLAG"]\n'
+    )
+    code, modules = _imported("NOTES.md", "pkg/util.py")
+    unread = {"tomllib", "mlsmoke.config", "mlsmoke.interpreter"}
+    assert code == 0 and not (unread | set(RUN_MACHINERY)) & set(modules)
+    code, modules = _imported("NOTES.md", "pyproject.toml")
+    assert code == 2 and "mlsmoke.config" in modules
+
+
 def test_a_hit_imports_no_process_or_worker_machinery(
     project: Path, write, doctest
 ) -> None:
     """A prose commit pays only for the check: the modules that start the project's
     interpreter or reach the worker are imported by a run, not by a hit."""
-    import subprocess
-    import sys
-
     write(FILES)
     assert doctest("pkg/a.py", "README.md") == (0, "")
-
-    def imported(*files: str) -> tuple[int, list[str]]:
-        argv = [sys.executable, "-c", _IMPORTED_BY_A_RUN, *files]
-        answer = subprocess.run(argv, capture_output=True, text=True, check=True)
-        return tuple(json.loads(answer.stdout.splitlines()[-1]))
-
-    code, hit = imported("README.md")
+    code, hit = _imported("README.md")
     assert code == 0 and not set(RUN_MACHINERY) & set(hit)
     readme = project / "README.md"
     readme.write_text(readme.read_text().replace("two()\n2", "two() + 1\n3"))
-    code, ran = imported("README.md")
+    code, ran = _imported("README.md")
     assert code == 0 and set(RUN_MACHINERY) <= set(ran)

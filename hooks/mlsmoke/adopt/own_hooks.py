@@ -53,7 +53,8 @@ def doctest(
     root: Path, files: Sequence[str], own_exclude: Sequence[str]
 ) -> tuple[Failures, str]:
     """Files whose examples fail today, and why, when the examples could not run."""
-    from mlsmoke.doctests.main import files_with_examples, run_where_dependencies_import
+    from mlsmoke.doctests.main import files_with_examples
+    from mlsmoke.doctests.project_run import run_where_dependencies_import
     from mlsmoke.doctests.settings import load_settings
 
     settings = load_settings(root)._replace(exclude=tuple(own_exclude))

@@ -22,7 +22,7 @@ from typing import Any
 from mlsmoke.ahead import runs
 from mlsmoke.ahead.expect import HOOK_ID
 from mlsmoke.cache_files import settled
-from mlsmoke.config import find_project_root
+from mlsmoke.project_root import find_project_root
 from mlsmoke.errors import ConfigError, EnvironmentProblem
 from mlsmoke.job_imports import EXPECT, EXPECT_JOB
 from mlsmoke.expect import suite_file

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsmoke.cache_files import CacheDirectory
-from mlsmoke.config import find_project_root
+from mlsmoke.project_root import find_project_root
 from mlsmoke.errors import UsageError
 from mlsmoke.interpreter import (
     configured_python,

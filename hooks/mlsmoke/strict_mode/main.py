@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from mlsmoke.arguments import files_after_dashes
-from mlsmoke.config import find_project_root, is_project_config
+from mlsmoke.project_root import find_project_root, is_project_config
 from mlsmoke.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from mlsmoke.strict_mode.checker import (
     Policy,

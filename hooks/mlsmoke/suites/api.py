@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mlsmoke.config import find_project_root
+from mlsmoke.project_root import find_project_root
 from mlsmoke.suites import session, settings as schema
 from mlsmoke.suites.evaluation import evaluate
 from mlsmoke.suites.project_objects import resolve

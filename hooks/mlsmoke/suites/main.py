@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mlsmoke.config import find_project_root
+from mlsmoke.project_root import find_project_root
 from mlsmoke.errors import EXIT_FAILED, EXIT_OK, UsageError
 from mlsmoke.overfit.process.options import check_gate_options, write_json
 from mlsmoke.suites import passed_stamp, session, settings as schema

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from mlsmoke import __version__
 from mlsmoke.cache_files import CacheDirectory, CacheNotWritten, file_digest
-from mlsmoke.config import PYPROJECT
+from mlsmoke.project_root import PYPROJECT
 
 HOOK = "suites"
 

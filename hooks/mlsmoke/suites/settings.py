@@ -23,6 +23,7 @@ from typing import Any
 from mlsmoke import config
 from mlsmoke.config import Key
 from mlsmoke.errors import ConfigError
+from mlsmoke.project_root import PYPROJECT
 from mlsmoke.overfit.process.settings import device_name, factory_spec
 from mlsmoke.overfit.process.shared_keys import GATE_TABLE, gate_factory
 
@@ -177,7 +178,7 @@ def load(root: Path) -> SuitesSettings:
     table = config.hook_table(root, HOOK)
     if not table:
         raise ConfigError(
-            f"{root / config.PYPROJECT}: no [{TABLE}] table; add one with at least"
+            f"{root / PYPROJECT}: no [{TABLE}] table; add one with at least"
             ' dataset = "package.module:callable" and checkpoint = "path/to/model.pt"'
             " (docs/suites.md)"
         )

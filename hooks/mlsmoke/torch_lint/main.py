@@ -25,7 +25,7 @@ from typing import IO
 from mlsmoke.ahead import runs
 from mlsmoke.ahead import torchfix as torchfix_ahead
 from mlsmoke.arguments import files_after_dashes
-from mlsmoke.config import find_project_root, is_project_config
+from mlsmoke.project_root import find_project_root, is_project_config
 from mlsmoke.errors import EnvironmentProblem, MlsmokeError
 from mlsmoke.job_imports import TORCHFIX, TORCHFIX_JOB
 from mlsmoke.torch_lint import job

@@ -41,7 +41,7 @@ from mlsmoke.cache_files import (
     settled,
     sources_unchanged,
 )
-from mlsmoke.config import PYPROJECT
+from mlsmoke.project_root import PYPROJECT
 from mlsmoke.errors import ConfigError
 from mlsmoke.globs import glob_regex
 from mlsmoke.interpreter import still_passed_over

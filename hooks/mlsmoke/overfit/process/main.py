@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
-from mlsmoke.config import find_project_root
+from mlsmoke.project_root import find_project_root
 from mlsmoke.errors import ConfigError
 from mlsmoke.interpreter import (
     Candidate,

@@ -24,6 +24,7 @@ from typing import Any
 from mlsmoke import config
 from mlsmoke.config import Key, seed_value
 from mlsmoke.errors import ConfigError, UsageError
+from mlsmoke.project_root import PYPROJECT
 
 TABLE = f"{config.TOOL_PATH}.overfit"
 SINGLE_GATE = "default"
@@ -188,11 +189,11 @@ def load_gates(root: Path, tier: str = DEFAULT_TIER) -> list[GateSettings]:
     """Every gate of ``root``'s pyproject.toml, resolved for ``tier``."""
     table = config.hook_table(root, "overfit")
     if not table:
-        pyproject = root / config.PYPROJECT
+        pyproject = root / PYPROJECT
         missing = (
             f"{pyproject}: no [{TABLE}] table"
             if pyproject.is_file()
-            else f"no {config.PYPROJECT} in {root} or above"
+            else f"no {PYPROJECT} in {root} or above"
         )
         raise ConfigError(
             f"{missing}; add a [{TABLE}] table with at least"
