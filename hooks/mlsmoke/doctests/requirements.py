@@ -18,7 +18,6 @@ not this commit's business.
 from __future__ import annotations
 
 import ast
-import doctest
 import hashlib
 import re
 import sys
@@ -144,6 +143,8 @@ def examples_fingerprint(tree: ast.Module) -> str:
 
 def examples_only(text: str) -> str:
     """The examples of a docstring or document: source, expected output, options."""
+    import doctest  # parsing only: a cached pass (parsed before) never imports it
+
     try:
         examples = doctest.DocTestParser().get_examples(text)
     except ValueError:

@@ -6,12 +6,10 @@ Without an ``optionflags`` key the project's pytest ``doctest_optionflags`` appl
 
 from __future__ import annotations
 
-import doctest
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from mlsmoke import config
-from mlsmoke.doctests.checker import PYTEST_FLAGS
 from mlsmoke.doctests.pytest_config import pytest_optionflags
 from mlsmoke.errors import ConfigError
 
@@ -41,7 +39,14 @@ class Settings(NamedTuple):
 
 def option_flag_names(value: Any, path: str) -> tuple[str, ...]:
     """doctest option flag names, such as ``["ELLIPSIS", "FAIL_FAST"]``, and pytest's
-    ALLOW_UNICODE, ALLOW_BYTES and NUMBER."""
+    ALLOW_UNICODE, ALLOW_BYTES and NUMBER.
+
+    doctest is imported only here, where flags are configured: most runs of the hook
+    read settings for a prose edit or a cached pass and never need it."""
+    import doctest
+
+    from mlsmoke.doctests.checker import PYTEST_FLAGS
+
     names = [name.upper() for name in config.string_list(value, path)]
     known = sorted(set(doctest.OPTIONFLAGS_BY_NAME) | set(PYTEST_FLAGS))
     for name in names:
