@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gitrepo import GIT_IDENTITY, HookRepo, snapshot_checkout
+from mlsmoke.overfit.verdict.internal_errors import VARIABLE as INTERNAL_ERRORS
 
 
 @pytest.fixture(scope="session")
@@ -55,3 +56,11 @@ def _hooks_start_their_own_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     """The suite runs the hooks as they run with the warm worker off; tests/warm and
     the worker's fault tests turn it on for their own runs, with a directory each."""
     monkeypatch.setenv("MLSMOKE_WORKER", "0")
+
+
+@pytest.fixture(autouse=True)
+def _internal_errors_raise(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A diagnosis that raises from mlsmoke's own code fails the test that ran it,
+    in this process and in every hook and worker it starts, instead of letting the
+    registry answer with the next diagnosis (``verdict/internal_errors.py``)."""
+    monkeypatch.setenv(INTERNAL_ERRORS, "raise")
