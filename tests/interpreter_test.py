@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mlsmoke import interpreter
+import mlsmoke
+from mlsmoke import interpreter, project_command
 from mlsmoke.errors import ConfigError, EnvironmentProblem
 
 BASE_PYTHON = getattr(sys, "_base_executable", sys.executable)
@@ -118,9 +119,9 @@ def test_mlsmoke_runs_in_an_interpreter_where_it_is_not_installed(
     bare = fake_env(tmp_path, "bare", None)
     assert "mlsmoke" not in interpreter.probe_modules(bare, ["mlsmoke"])
     completed = subprocess.run(
-        interpreter.module_command(bare, "mlsmoke.cli", "--version"),
+        project_command.module_command(bare, "mlsmoke.cli", "--version"),
         capture_output=True,
         text=True,
         check=True,
     )
-    assert completed.stdout.strip() == interpreter.mlsmoke.__version__
+    assert completed.stdout.strip() == mlsmoke.__version__

@@ -12,7 +12,8 @@ project's interpreter, found in this order:
 
 An explicit choice (1 or 2) is used as it is. Discovered candidates (3 and 4) are
 probed, and the first that can import the required modules wins. mlsmoke itself need
-not be installed there: :func:`module_command` loads it from this installation.
+not be installed there: :func:`mlsmoke.project_command.module_command` loads it from
+this installation.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-import mlsmoke
 from mlsmoke.config import TOOL_PATH, string, tool_table
 from mlsmoke.errors import ConfigError, EnvironmentProblem
 
@@ -54,57 +54,6 @@ path = [p for p in sys.path if os.path.isabs(p) and os.path.isdir(p)]
 if site.ENABLE_USER_SITE:  # where a `pip install --user` would put what is missing
     path.append(site.getusersitepackages())
 print(json.dumps({"found": found, "version": list(sys.version_info[:3]), "path": path}))
-"""
-
-# The child dies with the hook: on Linux its parent-death signal is SIGKILL, so even a
-# SIGKILL of the hook (which no handler sees) does not leave it running as an orphan.
-# Checking the hook is still there afterwards closes the race of a hook that died
-# before prctl. (Through a wrapper that forks, the parent is the wrapper.) The warm
-# worker, which outlives its hook by design, is started with parent 0 and ends itself.
-#
-# The project's code must see the process that ``python -c 'import mod'`` gives it:
-# ``sys.argv == ["-c"]``, an empty ``__main__``, the project root as the working
-# directory. So mlsmoke's arguments are taken out of sys.argv before anything else runs,
-# the entry module is imported under its own name (never as ``__main__``), the
-# bootstrap's names are locals of a function that removes itself from ``__main__``,
-# and the working directory's "" entry leaves sys.path until mlsmoke's own imports are
-# done: a project file named json.py must not replace the standard library under
-# mlsmoke. The entry module puts the project's roots back. Its ``main(args)`` returns
-# the exit code; interpreter shutdown is skipped, since the project's code may have
-# left non-daemon threads or slow atexit handlers behind.
-_BOOTSTRAP = """\
-def _bootstrap():
-    del globals()["_bootstrap"]  # __main__ stays as empty as python -c leaves it
-    import importlib, importlib.util, os, sys
-    package, parent, module = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    args = sys.argv[4:]
-    sys.argv[:] = ["-c"]
-    if sys.path[:1] == [""]:
-        del sys.path[0]
-    if parent and sys.platform.startswith("linux"):
-        try:
-            import ctypes
-            ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
-        except (OSError, AttributeError):
-            pass
-        if os.getppid() != parent:
-            try:
-                os.kill(parent, 0)
-            except ProcessLookupError:
-                os._exit(143)
-            except OSError:
-                pass
-    spec = importlib.util.spec_from_file_location(
-        "mlsmoke", package + "/__init__.py", submodule_search_locations=[package]
-    )
-    mlsmoke = importlib.util.module_from_spec(spec)
-    sys.modules["mlsmoke"] = mlsmoke
-    spec.loader.exec_module(mlsmoke)
-    code = importlib.import_module(module).main(args)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
-_bootstrap()
 """
 
 
@@ -218,6 +167,8 @@ def first_that_imports(
             break
     if fallback is not None:
         return fallback
+    from mlsmoke.interpreter_messages import not_found_message
+
     raise EnvironmentProblem(not_found_message(requires, tried, needed_by or {}))
 
 
@@ -262,28 +213,6 @@ def configured_python(
     return string(value, f"{TOOL_PATH}.python"), f"{TOOL_PATH}.python"
 
 
-def how_to_point_elsewhere(tried_venv: str | None = None) -> list[str]:
-    """The lines telling users how to choose the project's interpreter; when the
-    project's own venv was tried, how to complete it instead of creating one."""
-    if tried_venv is not None:
-        first = [
-            f"Install what it lacks into {tried_venv} (its python was tried above),",
-            "or point mlsmoke at another environment: set `python` in [tool.mlsmoke]",
-            f"of pyproject.toml, or set {ENV_VARIABLE}.",
-        ]
-    else:
-        first = [
-            "Point mlsmoke at the project's environment: set `python` in "
-            "[tool.mlsmoke]",
-            f"of pyproject.toml, set {ENV_VARIABLE}, or create .venv in the project "
-            "root.",
-        ]
-    return first + [
-        "On pre-commit.ci, which has no project environment, list this hook under",
-        "`ci: skip` and run it in your CI workflow instead.",
-    ]
-
-
 def probe_modules(python: Path, modules: Sequence[str]) -> dict[str, str]:
     """Which of ``modules`` ``python`` can import, each with its installed version."""
     return _probe(python, modules).get("found", {})
@@ -304,16 +233,6 @@ def _probe(python: Path, modules: Sequence[str]) -> dict:
     except (OSError, ValueError, subprocess.TimeoutExpired):
         return {}
     return answer if isinstance(answer, dict) else {}
-
-
-def module_command(
-    python: Path, module: str, *args: str, dies_with_caller: bool = True
-) -> list[str]:
-    """The argv that runs ``<module>.main(args)`` in ``python``, with this mlsmoke
-    importable and a process that looks to the project's code like ``python -c``."""
-    package = str(Path(mlsmoke.__file__).resolve().parent)
-    parent = str(os.getpid()) if dies_with_caller else "0"
-    return [str(python), "-c", _BOOTSTRAP, package, parent, module, *args]
 
 
 def _resolve_configured(root: Path, value: str, key: str) -> Path:
@@ -370,44 +289,3 @@ def _unique(candidates: list[Candidate]) -> list[Candidate]:
             seen.add(key)
             unique.append(candidate)
     return unique
-
-
-def not_found_message(
-    requires: Sequence[str],
-    tried: Sequence[Tried],
-    needed_by: Mapping[str, str] | None = None,
-) -> str:
-    """Names what no interpreter has; when each lacks something else, says so. Every
-    interpreter tried is listed with all it lacks (and the file needing each, from
-    ``needed_by``) and what of ``requires`` it has, so a module one of them has is
-    never reported as simply missing."""
-    needed_by = needed_by or {}
-    lacked_by_all = [name for name in requires if all(name in t.missing for t in tried)]
-    if lacked_by_all or not tried:
-        lines = [
-            "no Python interpreter of the project can import"
-            f" {', '.join(lacked_by_all or requires)}."
-        ]
-    else:
-        lines = [
-            "no Python interpreter of the project can import all of"
-            f" {', '.join(requires)}; each lacks one."
-        ]
-    lines += [_tried_line(t, needed_by) for t in tried]
-    lines += [] if tried else ["  no interpreter was found"]
-    venvs = [t.candidate for t in tried if t.candidate.origin in _VENV_ORIGINS]
-    tried_venv = venvs[0].path.parent.parent.name if venvs else None
-    return "\n".join(lines + how_to_point_elsewhere(tried_venv))
-
-
-_VENV_ORIGINS = tuple(f"{venv}/ in the project root" for venv in VENV_DIRS)
-
-
-def _tried_line(tried: Tried, needed_by: Mapping[str, str]) -> str:
-    lacks = ", ".join(
-        f"{name} (needed by {needed_by[name]})" if name in needed_by else name
-        for name in tried.missing
-    )
-    line = f"  tried {tried.candidate.path} ({tried.candidate.origin}):"
-    line += f" cannot import {lacks}"
-    return line + (f"; imports {', '.join(tried.has)}" if tried.has else "")

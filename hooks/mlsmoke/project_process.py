@@ -15,13 +15,9 @@ from enum import Enum
 from pathlib import Path
 from typing import TypeVar, Union
 
-from mlsmoke.interpreter import (
-    Candidate,
-    Interpreter,
-    first_that_imports,
-    module_command,
-)
+from mlsmoke.interpreter import Candidate, Interpreter, first_that_imports
 from mlsmoke.process_group import ProcessGroup
+from mlsmoke.project_command import module_command
 from mlsmoke.warm.client import WarmJob, WorkerLost, start_job, worker_listens
 from mlsmoke.warm.settings import worker_settings
 

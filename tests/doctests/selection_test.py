@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from mlsmoke.doctests.selection import has_examples
-from mlsmoke.interpreter import Candidate, Tried, not_found_message
+from mlsmoke.interpreter import Candidate, Tried
+from mlsmoke.interpreter_messages import not_found_message
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """``mlsmoke.doctests.runner.main([REQUEST, REPORT, FD])`` in the project interpreter.
 
-Started by the hook through :func:`mlsmoke.interpreter.module_command`. REQUEST is a
+Started by the hook through :func:`mlsmoke.project_command.module_command`. REQUEST is a
 JSON file naming the files and how to run them (``Settings.runner_options``). Each
 file's result is appended to the REPORT file as one JSON line when the file is done,
 since the project's code may print anything on stdout. When FD is given, each file's

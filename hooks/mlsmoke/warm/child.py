@@ -1,5 +1,5 @@
 """A forked job, made to look to the project's code and to the hook like the fresh
-``python -c`` process that :func:`mlsmoke.interpreter.module_command` starts.
+``python -c`` process that :func:`mlsmoke.project_command.module_command` starts.
 
 It leads a session of its own (the hook kills its group), dies with the worker, has
 the hook's standard streams and progress descriptor at the numbers the hook gave, the

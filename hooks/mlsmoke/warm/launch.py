@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mlsmoke.interpreter import module_command
+from mlsmoke.project_command import module_command
 from mlsmoke.process_group import TOKEN_VARIABLE
 from mlsmoke.warm import claim
 from mlsmoke.warm.identity import WorkerIdentity, socket_path

@@ -1,6 +1,6 @@
 """The gate's entry point inside the project's interpreter.
 
-Run by the hook through :func:`mlsmoke.interpreter.module_command`::
+Run by the hook through :func:`mlsmoke.project_command.module_command`::
 
     python -c <bootstrap> <mlsmoke package> <hook pid> mlsmoke.overfit.process.worker \
         REQUEST RESULT [FD]
