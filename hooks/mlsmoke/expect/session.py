@@ -12,7 +12,7 @@ from mlsmoke.expect.draw import draw_batches
 from mlsmoke.expect.model_probe import probe_model
 from mlsmoke.expect.observe import observe_batch
 from mlsmoke.expect.settings import TABLE, ExpectSettings
-from mlsmoke.overfit.gate import NotConfigured, load_callable
+from mlsmoke.overfit.factories import NotConfigured, load_callable
 from mlsmoke.overfit.process.shared_keys import GATE_TABLE
 from mlsmoke.overfit.training.determinism import deterministic
 from mlsmoke.overfit.training.instruments import user_traceback

@@ -3,21 +3,14 @@ pick the device, train, re-run CUDA errors on the CPU, diagnose, and run the che
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
-import sys
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from mlsmoke.overfit.training import instruments
-from mlsmoke.overfit.training.adapters.plan import Adapted, adapt
-from mlsmoke.overfit.training.callables import unbound_call
 from mlsmoke.overfit.training.device import (
     limit_cpu_threads_as_trained,
     restore_cpu_threads,
 )
-from mlsmoke.overfit.training.device import resolve_device
 from mlsmoke.overfit.training.engine import StepCallback, train
 from mlsmoke.overfit.verdict import diagnosis_budget
 from mlsmoke.overfit.verdict.checks import run_checks
@@ -28,8 +21,9 @@ from mlsmoke.overfit.training.evidence import (
     Evidence,
     ProjectProblem,
 )
-from mlsmoke.overfit.process.settings import DEFAULT_LR, OPTIMIZERS, GateSettings
-from mlsmoke.overfit.training.optimizers import optimizer_factory
+from mlsmoke.overfit.factories import NotConfigured, load_factories
+from mlsmoke.overfit.preparation import prepare
+from mlsmoke.overfit.process.settings import OPTIMIZERS, GateSettings
 from mlsmoke.overfit.training.step_function import StepFunction, bind
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
@@ -45,104 +39,6 @@ class RankHooks(Protocol):
     def factories(
         self, loaded: dict[str, Callable[..., Any]]
     ) -> dict[str, Callable[..., Any]]: ...
-
-
-class NotConfigured(Exception):
-    """What the configuration names cannot be trained: ``key`` is the config key to
-    fix (None when the message names it), ``traceback`` the project's, if any."""
-
-    def __init__(self, key: str | None, message: str, traceback: str | None = None):
-        super().__init__(message)
-        self.key, self.traceback = key, traceback
-
-
-class FactoryImportError(NotConfigured):
-    """A ``package.module:callable`` key that does not resolve; names the key."""
-
-
-@dataclasses.dataclass
-class Prepared:
-    """A gate ready to train: its factories with the adapters they need, the device,
-    and the recipe factory; ``settings`` with lr None when a LightningModule's own
-    recipe trains at its own lr."""
-
-    settings: GateSettings
-    loaded: dict[str, Callable[..., Any]]  # as configured, before the adapters
-    adapted: Adapted
-    device: str
-    build_optimizer: Callable[..., Any]
-
-
-def prepare(
-    settings: GateSettings,
-    device: str | None,
-    factories: dict[str, Callable[..., Any]] | None = None,
-) -> Prepared:
-    """Load the factories, resolve the device, adapt; NotConfigured naming the key."""
-    loaded = load_factories(settings) if factories is None else dict(factories)
-    if settings.step is not None and "step" not in loaded:  # check(step="mod:fn")
-        loaded["step"] = load_callable(settings.step, settings.key_path("step"))
-    try:
-        resolved_device = resolve_device(device or settings.device)
-    except ProjectProblem as error:
-        key = "--device" if device else settings.key_path("device")
-        raise NotConfigured(None, f"{key}: {error}") from None
-    for key, callable_ in loaded.items():
-        needs = unbound_call(key, callable_)
-        if needs is not None:
-            raise NotConfigured(settings.key_path(key), needs)
-    try:
-        adapted = adapt(
-            loaded,
-            settings.seed,
-            factory_names(settings),
-            "optimizer" in settings.unset,
-        )
-    except ProjectProblem as error:
-        key = settings.key_path(error.config_key or "model")
-        raise NotConfigured(key, str(error)) from None
-    build_optimizer = adapted.recipe_factory or recipe_factory_for(
-        settings, loaded.get("optimizer")
-    )
-    if adapted.recipe_factory is not None and "lr" in settings.unset:
-        settings = dataclasses.replace(settings, lr=None)  # the module's own lr
-    return Prepared(settings, loaded, adapted, resolved_device, build_optimizer)
-
-
-def load_callable(spec: str, key: str) -> Callable[..., Any]:
-    """The callable ``spec`` ("package.module:attr.path") names."""
-    module_name, _, attribute = spec.partition(":")
-    try:
-        target: Any = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        if error.name and module_name.startswith(error.name):
-            raise FactoryImportError(
-                key,
-                f"cannot import {module_name!r} (no module named {error.name!r}) from"
-                f" the project root or {sys.executable}",
-            ) from None
-        raise _import_failure(key, module_name, error) from None
-    except Exception as error:
-        raise _import_failure(key, module_name, error) from None
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise FactoryImportError(
-                key, f"module {module_name!r} has no {attribute!r}"
-            )
-        target = getattr(target, part)
-    if not callable(target):
-        raise FactoryImportError(
-            key, f"{spec} is a {type(target).__name__}, not callable"
-        )
-    return target
-
-
-def _import_failure(key: str, module: str, error: Exception) -> FactoryImportError:
-    return FactoryImportError(
-        key,
-        f"importing {module!r} raised {type(error).__name__}: {error}",
-        instruments.user_traceback(error),
-    )
 
 
 def run_gate(
@@ -256,13 +152,6 @@ def _lr_notes(settings: GateSettings, module_lr: float | None) -> list[str]:
     return []
 
 
-def factory_names(settings: GateSettings) -> dict[str, str]:
-    """How ``-v`` names the model and batch callables."""
-    if settings.where == "api":
-        return {"model": "check()'s model", "batch": "check()'s batch"}
-    return {"model": settings.model, "batch": settings.batch}
-
-
 def recipe_label(settings: GateSettings, evidence: Evidence) -> str:
     """The optimizer and lr that trained, and where they came from, e.g.
     ``AdamW lr 0.003 (from configure_optimizers)``; "" when no optimizer was built."""
@@ -289,28 +178,6 @@ def mention_timeout(
             f" of {settings.max_steps} steps",
         )
     return diagnosis
-
-
-def load_factories(settings: GateSettings) -> dict[str, Callable[..., Any]]:
-    loaded = {
-        "model": load_callable(settings.model, settings.key_path("model")),
-        "batch": load_callable(settings.batch, settings.key_path("batch")),
-    }
-    if settings.loss is not None:
-        loaded["loss"] = load_callable(settings.loss, settings.key_path("loss"))
-    if settings.step is not None:
-        loaded["step"] = load_callable(settings.step, settings.key_path("step"))
-    if settings.optimizer not in OPTIMIZERS:
-        loaded["optimizer"] = load_callable(
-            settings.optimizer, settings.key_path("optimizer")
-        )
-    return loaded
-
-
-def recipe_factory_for(settings: GateSettings, project: Callable | None) -> Callable:
-    name = settings.optimizer if settings.optimizer in OPTIMIZERS else "adam"
-    source = settings.optimizer if ":" in settings.optimizer else None
-    return optimizer_factory(name, project, DEFAULT_LR[name], source)
 
 
 def _within(

@@ -19,7 +19,8 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
-from mlsmoke.overfit.gate import NotConfigured, prepare
+from mlsmoke.overfit.factories import NotConfigured
+from mlsmoke.overfit.preparation import prepare
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.training import instruments, setup
 from mlsmoke.overfit.training.adapters.lightning_module import overrides

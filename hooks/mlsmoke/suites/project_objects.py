@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from mlsmoke.overfit.gate import NotConfigured, load_callable
+from mlsmoke.overfit.factories import NotConfigured, load_callable
 from mlsmoke.overfit.training.adapters.lightning_module import configured_model
 from mlsmoke.overfit.training.callables import unbound_call
 from mlsmoke.overfit.training.instruments import user_traceback
