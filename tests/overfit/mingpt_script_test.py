@@ -18,8 +18,8 @@ from mingpt_shaped import (
 from script_mode_test import code, overfit, warnings
 
 
-def mingpt(tmp_path: Path, *changes: Change) -> Path:
-    return write_mingpt_repo(init_git_repo(tmp_path / "mingpt"), *changes)
+def mingpt(tmp_path: Path, *changes: Change, **kw) -> Path:
+    return write_mingpt_repo(init_git_repo(tmp_path / "mingpt"), *changes, **kw)
 
 
 def line_of(project: Path, change: Change) -> int:
@@ -33,7 +33,17 @@ def test_a_correct_run_through_the_trainer_passes(tmp_path):
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert code(result) == "memorized"
     assert "target-copies-input" not in warnings(result)
+    assert "script-writes-project" not in warnings(result)
     assert not (project / "out").exists()  # --system.work_dir='{out_dir}'
+
+
+def test_a_script_that_writes_into_the_project_is_named_with_the_files(tmp_path):
+    project = mingpt(tmp_path, args=[])
+    ran, result = overfit(project)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    written = warnings(result)["script-writes-project"]
+    assert "wrote 1 file inside the project while the gate ran it" in written
+    assert "out/adder/args.txt" in written and "{out_dir} in args" in written
 
 
 def test_an_lr_set_on_the_config_object_is_blamed_at_its_line(tmp_path):

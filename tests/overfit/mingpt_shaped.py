@@ -289,6 +289,8 @@ if __name__ == "__main__":
     config = get_config()
     config.merge_from_args(sys.argv[1:])
     os.makedirs(config.system.work_dir, exist_ok=True)
+    with open(os.path.join(config.system.work_dir, "args.txt"), "w") as f:
+        f.write(" ".join(sys.argv[1:]))
     set_seed(config.system.seed)
     train_dataset = AdditionDataset(config.data, split="train")
     config.model.vocab_size = train_dataset.get_vocab_size()
@@ -326,7 +328,9 @@ FLIPPED_LOSS = Change(
 )
 
 
-def write_mingpt_repo(root: Path, *changes: Change, configure: bool = True) -> Path:
+def write_mingpt_repo(
+    root: Path, *changes: Change, args: list[str] | None = None, configure: bool = True
+) -> Path:
     """The repository at ``root`` with ``changes`` made, and script mode configured
     for ``projects/adder/adder.py`` (``configure=False``: as before ``mlsmoke init``).
     """
@@ -344,7 +348,8 @@ def write_mingpt_repo(root: Path, *changes: Change, configure: bool = True) -> P
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     if configure:
-        arguments = ", ".join(f'"{arg}"' for arg in GATE_ARGS)
+        chosen = GATE_ARGS if args is None else args
+        arguments = ", ".join(f'"{arg}"' for arg in chosen)
         (root / "pyproject.toml").write_text(
             "[tool.mlsmoke.overfit]\n"
             'script = "projects/adder/adder.py"\n'
