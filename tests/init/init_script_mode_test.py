@@ -135,9 +135,12 @@ def test_a_mingpt_repository_adopts_the_script_that_trains_through_its_trainer(
     output = adopted.init_output
     assert "the gate passed; overfit-batch is on" in output, output
     assert "calls Trainer.run of tinygpt/trainer.py, which builds" in output
-    assert gate_table(repo)["script"] == "projects/adder/adder.py"
-    # No settings init can read: the script's own output directory is used, and said.
-    assert "warning script-writes-project" in output and "out/adder/args.txt" in output
+    table = gate_table(repo)
+    assert table["script"] == "projects/adder/adder.py"
+    # Its config object's output directory, as the object reads it back: a literal.
+    assert table["args"] == ["--system.work_dir='{out_dir}'"]
+    assert "script-writes-project" not in output
+    assert not (repo / "out").exists()
 
     ran = pre_commit(adopted, "--all-files")
     assert ran.returncode == 0, ran.stdout + ran.stderr
