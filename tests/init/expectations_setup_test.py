@@ -65,3 +65,29 @@ def test_a_failed_record_leaves_the_hook_off_and_says_why(
     ], err
     assert (tmp_path / ".pre-commit-config.yaml").read_text() == text
     assert not (tmp_path / "expectations.json").exists()
+
+
+def test_a_gate_in_script_mode_without_an_expect_batch_is_not_recorded(
+    tmp_path, capsys
+):
+    """Script mode shares no batch factory: one note says what to set, and
+    ``mlsmoke expect --record`` is not run to fail on a key the user never set."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.mlsmoke.overfit]\nscript = "projects/adder/adder.py"\n'
+    )
+    repos = standard_repos()
+    text = wiring.wire("", "c.yaml", repos, wiring.gate_comment(Candidates()))
+    text = wiring.turn_gate_on(text, ".pre-commit-config.yaml", repos)
+    (tmp_path / ".pre-commit-config.yaml").write_text(text)
+
+    expectations_setup.offer(Project.load(tmp_path), repos)
+
+    captured = capsys.readouterr()
+    assert "Recording the data expectations" not in captured.out
+    assert captured.err == (
+        "mlsmoke init: data-expectations stays off: the gate runs a script, which"
+        " gives it no batch factory; set batch in [tool.mlsmoke.expect] (a"
+        ' "package.module:callable" returning the training DataLoader) and run'
+        " `mlsmoke init` again\n"
+    )
+    assert (tmp_path / ".pre-commit-config.yaml").read_text() == text

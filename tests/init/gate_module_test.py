@@ -82,3 +82,42 @@ def test_a_library_of_required_arguments_gets_todos_not_guesses(tmp_path):
     assert "import" not in written.text  # nothing unused for flake8 to flag
     assert black.format_str(written.text, mode=black.Mode()) == written.text
     compile(written.text, "mlsmoke_gate.py", "exec")
+
+
+PARTS = """\
+import torch.nn as nn
+
+
+class NewGELU(nn.Module):
+    def forward(self, x):
+        return x * 0.5
+
+
+class Block(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.fc = nn.Linear(config.n_embd, config.n_embd)
+        self.act = NewGELU()
+
+
+class GPT(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.h = nn.ModuleList([Block(config) for _ in range(config.n_layer)])
+"""
+
+
+def test_a_part_another_model_class_builds_is_not_the_gates_model(tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "model.py").write_text(PARTS)
+    found = find(tmp_path, ["lib/model.py"])
+    assert found.models == []
+    passed_over = {c.spec: c.why for c in found.passed_over}
+    assert passed_over["lib.model:NewGELU"] == "a part of Block"
+    written = gate_module(found)
+    assert written.model == "mlsmoke_gate:model"
+    assert "build GPT(config) of lib.model" in written.text
+    # Built by no other class, a model class without arguments is still one.
+    (tmp_path / "lib" / "model.py").write_text(PARTS.replace("NewGELU()", "nn.GELU()"))
+    found = find(tmp_path, ["lib/model.py"])
+    assert [c.spec for c in found.models] == ["lib.model:NewGELU"]

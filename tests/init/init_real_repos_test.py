@@ -63,7 +63,11 @@ def test_a_library_of_required_arguments_keeps_the_gate_off_until_it_passes(
     adopted = adopt(repo, hook_repo)
     config = (repo / ".pre-commit-config.yaml").read_text()
     assert not gate_is_on(config)
-    assert "# Off: its first run failed" in config
+    # A stand-in that can only raise its NotImplementedError is not run.
+    assert "it runs once its 2 TODOs are done" in adopted.init_output
+    assert "Running the gate once" not in adopted.init_output
+    assert "# Off: its first run failed" not in config
+    assert "# TODO mlsmoke_gate.model: build TransformerWrapper(" in config
     assert "# - id: overfit-batch" in config
     gate = (repo / FILENAME).read_text()
     assert "TransformerWrapper(num_tokens, max_seq_len, dim, depth)" in gate

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 import time
 
 import pytest
@@ -38,6 +39,8 @@ def _fixture_module(name: str):
 
 nanogpt_shaped = _fixture_module("nanogpt_shaped")
 argparse_shaped = _fixture_module("argparse_shaped")
+sys.modules.setdefault("nanogpt_shaped", nanogpt_shaped)  # mingpt_shaped imports it
+mingpt_shaped = _fixture_module("mingpt_shaped")
 
 
 def gate_table(repo) -> dict:
@@ -122,6 +125,34 @@ def test_an_argparse_repository_adopts_the_gate_in_script_mode(
     ran = pre_commit(adopted, "--all-files")
     assert ran.returncode == 1, ran.stdout
     assert "FAIL" in ran.stdout
+
+
+def test_a_mingpt_repository_adopts_the_script_that_trains_through_its_trainer(
+    tmp_path, hook_repo, pre_commit: PreCommit
+):
+    repo = mingpt_shaped.write_mingpt_repo(tmp_path / "mingpt", configure=False)
+    adopted = adopt(repo, hook_repo)
+    output = adopted.init_output
+    assert "the gate passed; overfit-batch is on" in output, output
+    assert "calls Trainer.run of tinygpt/trainer.py, which builds" in output
+    table = gate_table(repo)
+    assert table["script"] == "projects/adder/adder.py"
+    # Its config object's output directory, as the object reads it back: a literal.
+    assert table["args"] == ["--system.work_dir='{out_dir}'"]
+    assert "script-writes-project" not in output
+    assert not (repo / "out").exists()
+
+    ran = pre_commit(adopted, "--all-files")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert re.search(r"overfit one batch\.+Passed", ran.stdout), ran.stdout
+
+    change = mingpt_shaped.DETACHED_ATTENTION
+    model = repo / change.file
+    model.write_text(model.read_text().replace(change.old, change.new))
+    commit_all(repo, "the attention detached")
+    ran = pre_commit(adopted, "--all-files")
+    assert ran.returncode == 1, ran.stdout
+    assert "FAIL no-gradient" in ran.stdout
 
 
 def test_a_gate_only_short_of_steps_is_run_longer_and_calibrated(tmp_path, hook_repo):

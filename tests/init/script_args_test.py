@@ -198,3 +198,39 @@ def test_what_a_tiny_run_needs_and_the_script_does_not_define_is_named():
         "train.py has no setting for the device, the model's size, the output"
         " directory; if its run needs one, add it to args in [tool.mlsmoke.overfit]"
     ]
+
+
+CONFIG_OBJECT = """\
+    import sys
+
+    def get_config():
+        C = CN()
+        C.system = CN()
+        C.system.work_dir = "./out/adder"
+        C.data = Dataset.get_default_config()
+        C.trainer = Trainer.get_default_config()
+        C.trainer.num_workers = 4
+        C.trainer.learning_rate = 5e-4
+        return C
+
+    def get_default_config():
+        C = CN()
+        C.ndigit = 2
+        return C
+
+    if __name__ == "__main__":
+        config = get_config()
+        config.merge_from_args(sys.argv[1:])
+    """
+
+
+def test_a_config_object_set_from_the_command_line_gets_dotted_literals():
+    proposal = propose("projects/adder/adder.py", textwrap.dedent(CONFIG_OBJECT), 300)
+    assert proposal.style == "config object"
+    # A string is a Python literal, as the object's own literal_eval reads it back.
+    assert proposal.args == ["--system.work_dir='{out_dir}'", "--trainer.num_workers=0"]
+
+
+def test_a_config_object_the_command_line_never_reaches_proposes_nothing():
+    text = CONFIG_OBJECT.replace("config.merge_from_args(sys.argv[1:])", "pass")
+    assert propose("adder.py", textwrap.dedent(text), 300).args == []

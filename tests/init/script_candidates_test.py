@@ -140,3 +140,73 @@ def test_train_star_first_then_the_shallowest_then_by_name():
 def test_the_pin_is_a_get_batch_the_script_calls_and_that_returns(change, pin):
     text = NANOGPT.replace(*change) if change[0] else NANOGPT
     assert choose({"train.py": text}).pin == pin
+
+
+TRAINER = source("""\
+    import torch
+
+    class Trainer:
+        def __init__(self, config, model, dataset):
+            self.model = model
+
+        def run(self):
+            self.optimizer = self.model.configure_optimizers(self.config)
+            while True:
+                logits, loss = self.model(x, y)
+                loss.backward()
+                self.optimizer.step()
+    """)
+
+PROJECT = source("""\
+    import sys
+    from lib.model import GPT
+    from lib.trainer import Trainer
+
+    if __name__ == "__main__":
+        model = GPT(config)
+        trainer = Trainer(config, model, dataset)
+        trainer.run()
+    """)
+
+
+def test_a_script_that_trains_through_a_library_trainer_is_found():
+    found = choose({"lib/trainer.py": TRAINER, "projects/adder/adder.py": PROJECT})
+    assert found is not None and found.path == "projects/adder/adder.py"
+    assert found.why.startswith("calls Trainer.run of lib/trainer.py, which builds")
+    assert "configure_optimizers (line 8)" in found.why
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(("trainer.run()", "trainer.evaluate()"), id="another-method"),
+        pytest.param(("Trainer(config", "Runner(config"), id="another-class"),
+        pytest.param(('if __name__ == "__main__":', "def unused():"), id="no-main"),
+    ],
+)
+def test_a_script_that_does_not_run_the_trainer_is_not_one(change):
+    project = PROJECT.replace(*change)
+    assert choose({"lib/trainer.py": TRAINER, "projects/p.py": project}) is None
+
+
+def test_a_scripts_own_function_is_not_a_library_routine_of_that_name():
+    library = source("""\
+        import torch
+
+        def main():
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x, y in loader:
+                model(x, y).backward()
+                optimizer.step()
+        """)
+    evaluate = source("""\
+        def main():
+            print("evaluating")
+
+        if __name__ == "__main__":
+            main()
+        """)
+    assert choose({"lib/fit.py": library, "evaluate.py": evaluate}) is None
+    calls_it = "from lib.fit import main\n\nif __name__ == '__main__':\n    main()\n"
+    found = choose({"lib/fit.py": library, "run.py": calls_it})
+    assert found is not None and found.why.startswith("calls main of lib/fit.py")

@@ -56,3 +56,11 @@ def test_equal_fields_are_integer_fields_of_one_shape_and_values():
     assert equal_fields({"x": tokens, "y": tokens.clone()}) == [("x", "y")]
     assert equal_fields((tokens, tokens + 1)) == []
     assert equal_fields((tokens.float(), tokens.float())) == []
+
+
+def test_positions_a_target_ignores_are_left_out_of_the_comparison():
+    tokens = torch.arange(1, 7).view(2, 3)
+    masked = tokens.clone()
+    masked[:, 0] = -1  # an ignore_index: the loss skips these positions
+    assert equal_fields((tokens, masked)) == [("[0]", "[1]")]
+    assert equal_fields((tokens, torch.full_like(tokens, -100))) == []

@@ -23,6 +23,8 @@ from profiled_scripts import (
     write_script,
 )
 
+from mingpt_shaped import write_mingpt_repo  # tests/overfit, on the path from above
+
 from mlsmoke.profile.phases import BACKWARD, DATA_WAIT, FORWARD, OPTIMIZER, range_name
 
 
@@ -96,6 +98,7 @@ def test_a_dataloaders_next_is_the_data_phase(tmp_path: Path) -> None:
     figures = run.outcome["figures"]
     assert figures["data_from"].startswith("DataLoader.__next__")
     assert figures["loader"]["num_workers"] == 0
+    assert figures["loader"]["where"].startswith("loop.py:")
     assert figures["shares"][DATA_WAIT] > 0.5  # 2 samples of 10 ms, a tiny Linear
     assert "data-workers" in run.rules
     assert figures["model"] == {"name": "Linear", "parameters": 27, "where": ""}
@@ -112,3 +115,13 @@ def test_on_the_cpu_the_step_is_timed_at_both_thread_counts(tmp_path: Path) -> N
     assert threads["default"] == 1 and threads["other"] >= 2
     assert threads["default_step_seconds"] > 0 and threads["other_step_seconds"] > 0
     assert "CPU threads:" in run.stdout and "on 1 thread (this process's)" in run.stdout
+
+
+def test_a_loader_a_library_trainer_draws_from_is_named_where_it_is_drawn(
+    tmp_path: Path,
+) -> None:
+    root = write_mingpt_repo(tmp_path / "mingpt")
+    run = run_profile(root, *QUICK, one_cpu=True)
+    assert run.code == 0, run.stdout + run.stderr
+    where = run.outcome["figures"]["loader"]["where"]
+    assert where.startswith("tinygpt/trainer.py:") and where.endswith(" in run")

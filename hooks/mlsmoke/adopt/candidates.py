@@ -192,10 +192,33 @@ def find(root: Path, paths: Iterable[str]) -> Candidates:
             if isinstance(node, ast.ClassDef) and node.name in models:
                 found.classes.append(_model_class(module, node, configs))
     found.configurable = [c for c in found.classes if c.config is not None]
+    _pass_over_parts(found)
     # Factories first: a class may need arguments its default construction lacks.
     found.models.sort(key=lambda candidate: candidate.why.startswith("class"))
     found.batches.sort(key=lambda candidate: candidate.why == "data module")
     return found
+
+
+def _pass_over_parts(found: Candidates) -> None:
+    """A model class another model class of the project builds is a part of that
+    model (an activation, a block), not the model to gate: minGPT's ``NewGELU()``
+    builds without arguments, and has no parameters."""
+    outer = {
+        part: model.name
+        for model in found.classes
+        for part in model.builds
+        if part != model.name
+    }
+    kept = []
+    for candidate in found.models:
+        name = candidate.spec.rpartition(":")[2]
+        if candidate.why.startswith("class") and name in outer:
+            found.passed_over.append(
+                Candidate(candidate.spec, f"a part of {outer[name]}")
+            )
+        else:
+            kept.append(candidate)
+    found.models = kept
 
 
 def _config_classes(trees: dict[str, ast.Module]) -> dict[str, ConfigClass]:

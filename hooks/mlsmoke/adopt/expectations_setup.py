@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from mlsmoke import config
 from mlsmoke.adopt import precommit_edit as edit
 from mlsmoke.adopt.baselines import Project
 from mlsmoke.adopt.standard import CI_SKIP, EXPECT_HOOK, Repo
@@ -22,6 +23,15 @@ def offer(project: Project, repos: Sequence[Repo]) -> None:
     name = project.name(project.config)
     if EXPECT_HOOK in hook_ids(project.config.text, name):
         return
+    if not has_a_batch(project.root):
+        print(
+            "mlsmoke init: data-expectations stays off: the gate runs a script, which"
+            " gives it no batch factory; set batch in [tool.mlsmoke.expect] (a"
+            ' "package.module:callable" returning the training DataLoader) and run'
+            " `mlsmoke init` again",
+            file=sys.stderr,
+        )
+        return
     recorded, why = record(project.root)
     if not recorded:
         print(
@@ -33,6 +43,14 @@ def offer(project: Project, repos: Sequence[Repo]) -> None:
     project.config.text = turn_on(project.config.text, name, repos)
     write_all([project.config])
     print("mlsmoke init: expectations.json recorded; data-expectations is on")
+
+
+def has_a_batch(root: Path) -> bool:
+    """Whether expect has a batch factory: its own, or the gate's (script mode has
+    none)."""
+    if config.hook_table(root, "expect").get("batch") is not None:
+        return True
+    return config.hook_table(root, "overfit").get("script") is None
 
 
 def record(root: Path) -> tuple[bool, str]:

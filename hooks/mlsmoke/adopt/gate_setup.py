@@ -104,14 +104,24 @@ def _found(project: Project, found: Candidates) -> Gate:
     model = found.models[0].spec if found.models else written.model
     batch = found.batches[0].spec if found.batches else written.batch
     optimizer = written.optimizer if model == written.model else None
+    todo = unfinished(written, [model, batch, optimizer])
+    wait = f"; it runs once its {len(todo)} TODOs are done" if todo else ""
     return Gate(
-        f"{model} with {batch} ({gate_module.FILENAME} written for you to finish)",
+        f"{model} with {batch} ({gate_module.FILENAME} written for you to"
+        f" finish{wait})",
         model,
         batch,
         optimizer,
         written,
-        run=True,
+        run=not todo,
     )
+
+
+def unfinished(written: gate_module.GateModule, used: list[str | None]) -> list[str]:
+    """The TODOs of ``written`` in the factories the gate would call: a run of them
+    could only raise their NotImplementedError."""
+    names = {spec.replace(":", ".") for spec in used if spec}
+    return [todo for todo in written.todo if todo.split(":")[0] in names]
 
 
 def with_step(

@@ -96,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = project.name(project.config)
     waiting = ["Off until its first run passes: `mlsmoke init` runs it once."]
     comment = wiring.gate_comment(found, waiting if gate.run else ())
+    if gate.module is not None and not gate.run:
+        comment = wiring.gate_comment(found, _todo_lines(gate.module.todo), True)
     project.config.text = wiring.wire(project.config.text, name, repos, comment)
     switched = hook_form.switch(project, args.offline, args.online, source)
     if project.flake8.original is None:
@@ -123,6 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not gate.run or args.dry_run:
         return EXIT_OK
     return _first_run(project, gate, found, repos)
+
+
+def _todo_lines(todo: list[str]) -> list[str]:
+    return [line for item in todo for line in textwrap.wrap(f"TODO {item}", 76)]
 
 
 def _gate_module_file(project: Project, gate: gate_setup.Gate) -> TextFile | None:
@@ -163,7 +169,7 @@ def _first_run(project, gate, found, repos) -> int:
             *(gate.script.proposal.notes if gate.script else []),
         ]
         reason = textwrap.wrap(f"Off: its first run failed: {verdict.reason}", 76)
-        reason += [line for item in todo for line in textwrap.wrap(f"TODO {item}", 76)]
+        reason += _todo_lines(todo)
         comment = wiring.gate_comment(found, reason, configured=True)
         project.config.text = wiring.replace_gate_comment(project.config.text, comment)
         print(

@@ -2,8 +2,9 @@
 its run tiny, CPU-only and free of side effects, read from the script's own settings.
 
 The script's settings come from ``script_settings`` (a configurator's globals,
-argparse, a config dataclass). Only settings the script defines are proposed, and only
-where the default differs. A pure function of the source.
+argparse, a config dataclass, a config object's attributes). Only settings the script
+defines are proposed, and only where the default differs. A pure function of the
+source.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from mlsmoke.adopt.script_settings import (
     argparse_settings,
     configurator_settings,
     dataclass_settings,
+    dotted_settings,
 )
 from mlsmoke.overfit.training.script_process import OUT_DIR
 
@@ -38,7 +40,8 @@ TINY: dict[str, object] = {
     "eval_iters": 1,
     **dict.fromkeys(("wandb_log", "log", "use_wandb", "wandb", "tensorboard"), False),
     **dict.fromkeys(
-        ("out_dir", "output_dir", "save_dir", "checkpoint_dir", "ckpt_dir"), OUT_DIR
+        ("out_dir", "output_dir", "save_dir", "checkpoint_dir", "ckpt_dir", "work_dir"),
+        OUT_DIR,
     ),
     **dict.fromkeys(("num_workers", "workers"), 0),
 }
@@ -51,13 +54,19 @@ ACCUMULATION = ("gradient_accumulation_steps", "grad_accum_steps", "accumulation
 NEEDS = {
     "the device": ("device", "no_cuda", "cpu", "cuda", "use_cuda"),
     "the model's size": ("n_layer", "n_layers", "num_layers", "depth", *WIDTHS),
-    "the output directory": ("out_dir", "output_dir", "save_dir", "checkpoint_dir"),
+    "the output directory": (
+        "out_dir",
+        "output_dir",
+        "save_dir",
+        "checkpoint_dir",
+        "work_dir",
+    ),
 }
 
 
 @dataclass(frozen=True)
 class Proposal:
-    style: str | None  # "configurator", "argparse", "dataclass"; None: none found
+    style: str | None  # "configurator", "argparse", ...; None: none found
     args: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what is left to fill
 
@@ -73,6 +82,7 @@ def propose(path: str, source: str, budget: int) -> Proposal:
         ("configurator", configurator_settings),
         ("argparse", argparse_settings),
         ("dataclass", dataclass_settings),
+        ("config object", dotted_settings),
     ):
         settings = read(tree)
         if settings:
@@ -160,6 +170,8 @@ def command_line(setting: Setting, value: object) -> str | None:
     if setting.kind == "optional":
         stem = setting.option.lstrip("-")
         return f"--{stem}" if value is True else f"--no-{stem}"
+    if setting.kind == "literal":  # read back with ast.literal_eval
+        return f"{setting.option}={value!r}"
     default = setting.default
     if isinstance(default, float) and type(value) is int:
         value = float(value)  # a configurator checks the type it replaces

@@ -1,7 +1,8 @@
 """The project's training script, for the gate's script mode, found by reading the
 source: a file that builds a ``torch.optim`` optimizer (or calls
 ``configure_optimizers``), calls ``backward()`` and ``step()`` in a loop, and runs as a
-script (at its top level, or under ``if __name__ == "__main__"``).
+script (at its top level, or under ``if __name__ == "__main__"``). The optimizer and
+the loop may be those of a project routine the script calls (``Trainer(...).run()``).
 
 Files of benchmarks, examples, docs and tests are passed over, and so are test files
 wherever they are. ``train*.py`` comes first, then the shallowest path. Nothing is
@@ -12,10 +13,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from mlsmoke.adopt import training_routines
 from mlsmoke.adopt.candidates import runs_on_import
 
 NOT_SCRIPTS = ("benchmarks", "benchmark", "examples", "example", "docs", "tests",
@@ -54,15 +56,18 @@ def may_be_script(path: str) -> bool:
 def choose(sources: Mapping[str, str]) -> TrainingScript | None:
     """The training script among ``sources`` (path -> text): ``train*.py`` first,
     then the shallowest, then by name."""
-    found = []
+    trees = {}
     for path, source in sources.items():
         if not may_be_script(path):
             continue
         try:
-            tree = ast.parse(source)
+            trees[path] = ast.parse(source)
         except (SyntaxError, ValueError):
             continue
-        why = training_script(tree)
+    routines = training_routines.find(trees, trains)
+    found = []
+    for path, tree in trees.items():
+        why = training_script(tree, routines)
         if why is not None:
             found.append(TrainingScript(path, why, pin_function(tree, path)))
     if not found:
@@ -75,16 +80,31 @@ def _rank(script: TrainingScript) -> tuple[bool, int, str]:
     return not parts[-1].startswith("train"), len(parts), script.path
 
 
-def training_script(tree: ast.Module) -> str | None:
-    """Why ``tree`` is a training script, or None: it builds an optimizer, calls
-    backward() and step() in a loop, and runs as a script."""
+def training_script(
+    tree: ast.Module, routines: Sequence[training_routines.Routine] = ()
+) -> str | None:
+    """Why ``tree`` is a training script, or None: it runs as a script, and it
+    builds an optimizer and calls backward() and step() in a loop, itself or
+    through one of the project's ``routines`` it calls."""
     if not (runs_on_import(tree) or _has_main_guard(tree)):
         return None
-    imported = _optimizer_names(tree)
+    why = trains(tree)
+    if why is not None:
+        return why
+    routine = training_routines.called_by(tree, list(routines))
+    if routine is None:
+        return None
+    return f"calls {routine.qualname()} of {routine.path}, which {routine.why}"
+
+
+def trains(node: ast.AST) -> str | None:
+    """Why the code of ``node`` trains, or None: it builds an optimizer, and calls
+    backward() and step() in a loop."""
+    imported = _optimizer_names(node)
     built = next(
-        (call for call in _calls(tree) if _builds_optimizer(call, imported)), None
+        (call for call in _calls(node) if _builds_optimizer(call, imported)), None
     )
-    loop = next((node for node in ast.walk(tree) if _trains(node)), None)
+    loop = next((inner for inner in ast.walk(node) if _trains(inner)), None)
     if built is None or loop is None:
         return None
     return (
@@ -139,7 +159,7 @@ def _last(node: ast.expr) -> str:
     return _dotted(node).rsplit(".", 1)[-1]
 
 
-def _optimizer_names(tree: ast.Module) -> set[str]:
+def _optimizer_names(tree: ast.AST) -> set[str]:
     """Names imported from an optimizer module: ``from torch.optim import AdamW``."""
     return {
         alias.asname or alias.name

@@ -1,8 +1,9 @@
 """How a training script takes its settings, read from its source: module-level
-globals overridden by a nanoGPT-style configurator, argparse's ``add_argument``, and a
+globals overridden by a nanoGPT-style configurator, argparse's ``add_argument``, a
 config dataclass parsed from the command line (``HfArgumentParser``, ``tyro.cli``,
-``simple_parsing``). Each reader returns the script's settings as its command line
-sets them."""
+``simple_parsing``), and a config object's attributes set by ``--a.b=value``
+(minGPT's ``CfgNode.merge_from_args``). Each reader returns the script's settings as
+its command line sets them."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ class Setting:
     name: str  # the setting's name in the script (argparse's dest)
     option: str  # "--batch-size"
     default: object = NOT_LITERAL
-    kind: str = "value"  # value, store_true, store_false, optional (--x/--no-x)
+    # value, store_true, store_false, optional (--x/--no-x), literal (--x='a str')
+    kind: str = "value"
     choices: tuple[object, ...] | None = None
     required: bool = False
 
@@ -178,4 +180,58 @@ def _fields(node: ast.ClassDef, tyro: bool) -> list[Setting]:
         settings.append(
             Setting(name, option, default, "optional" if boolean else "value")
         )
+    return settings
+
+
+def dotted_settings(tree: ast.Module) -> list[Setting]:
+    """A config object's attributes that the script sets, when it hands its command
+    line to one of that object's methods (``config = get_config()``, then
+    ``config.merge_from_args(sys.argv[1:])``): ``C.system.work_dir = "./out"`` in
+    ``get_config`` is ``--system.work_dir=<a Python literal>``."""
+    receivers = {
+        call.func.value.id
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name)
+        and any(_is_argv(arg) for arg in call.args)
+    }
+    built_by = {
+        node.value.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id in receivers for t in node.targets)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+    }
+    settings: list[Setting] = []
+    for function in tree.body:
+        if isinstance(function, ast.FunctionDef) and function.name in built_by:
+            settings += _attributes_set(function)
+    return settings
+
+
+def _is_argv(node: ast.expr) -> bool:
+    """``sys.argv`` or ``sys.argv[1:]``."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return _dotted(node) == "sys.argv"
+
+
+def _attributes_set(function: ast.FunctionDef) -> list[Setting]:
+    """``root.a.b = <literal>`` in ``function``, for a ``root`` it returns."""
+    returned = {
+        node.value.id
+        for node in ast.walk(function)
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Name)
+    }
+    settings = []
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        chain = _dotted(node.targets[0]).split(".")
+        value = literal(node.value)
+        if len(chain) >= 2 and chain[0] in returned and value is not NOT_LITERAL:
+            option = "--" + ".".join(chain[1:])
+            settings.append(Setting(chain[-1], option, value, "literal"))
     return settings

@@ -68,6 +68,7 @@ class LoaderSeen:
     num_workers: int | None
     pin_memory: bool | None
     batch_size: int | None
+    where: str = ""  # the project line that draws from it: trainer.py:84 in run
 
 
 class _Range:
@@ -248,7 +249,8 @@ def _wrap_loader_next(points: ScriptPoints) -> Callable[[], None]:
         if not torch.is_grad_enabled():  # an eval loop's
             return original(iterator)
         if points.loader is None:
-            points.loader = _loader_seen(iterator)
+            where = construction_site(points.root, sys._getframe(1), frames=1)
+            points.loader = _loader_seen(iterator, where)
         points.phase = "data"
         if points.recording and points.data_mode == DATA_LOADER:
             with record_function(phases.range_name(phases.DATA_WAIT)):
@@ -262,7 +264,7 @@ def _wrap_loader_next(points: ScriptPoints) -> Callable[[], None]:
     return lambda: setattr(_BaseDataLoaderIter, "__next__", original)
 
 
-def _loader_seen(iterator: _BaseDataLoaderIter) -> LoaderSeen:
+def _loader_seen(iterator: _BaseDataLoaderIter, where: str) -> LoaderSeen:
     workers = getattr(iterator, "_num_workers", None)
     pin = getattr(iterator, "_pin_memory", None)
     size = getattr(getattr(iterator, "_index_sampler", None), "batch_size", None)
@@ -270,4 +272,5 @@ def _loader_seen(iterator: _BaseDataLoaderIter) -> LoaderSeen:
         workers if isinstance(workers, int) else None,
         pin if isinstance(pin, bool) else None,
         size if isinstance(size, int) else None,
+        where,
     )

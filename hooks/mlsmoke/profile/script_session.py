@@ -302,5 +302,5 @@ class _ScriptProfile:
         seen, cpus = self.points.loader, machine.cpu_count()
         if seen is None:
             return Loader("loop without a DataLoader", self.script.path, cpu_count=cpus)
-        return Loader("DataLoader", self.script.path, seen.num_workers,
+        return Loader("DataLoader", seen.where or self.script.path, seen.num_workers,
                       seen.pin_memory, seen.batch_size, cpus)  # fmt: skip

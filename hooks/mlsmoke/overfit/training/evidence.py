@@ -165,6 +165,8 @@ class Evidence:
     never_got_gradient: list[str] | None = None
     # The step the loss first reached its target.
     reached_at: int | None = None
+    # Files of the project a training script wrote while the gate ran it.
+    project_writes: list[str] = field(default_factory=list)
     # The step a loss reached its target below zero; the run trained on from there
     # to show whether the loss is bounded (engine.BOUND_CHECK_STEPS).
     bound_check_from: int | None = None

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mlsmoke.overfit.training.script_process import Script
+
+_LR_NAME = re.compile(r"^(lr|learning_rate|base_lr|.*_lr)$", re.IGNORECASE)
 
 
 def lr_origin(script: Script, lr: float) -> str:
@@ -25,6 +28,9 @@ def lr_origin(script: Script, lr: float) -> str:
         if not math.isclose(value, lr, rel_tol=1e-9):
             continue
         return f"{script.path}:{line} ({name} = {value:g})"
+    for name, line, value in lr_settings(tree):
+        if math.isclose(value, lr, rel_tol=1e-9):
+            return f"{script.path}:{line} ({name} = {value:g})"
     for arg in script.args:
         name, _, value = arg.lstrip("-").partition("=")
         if _number(value) is not None and math.isclose(_number(value), lr):
@@ -72,6 +78,27 @@ def script_constants(tree: ast.Module) -> list[tuple[str, int, float]]:
             if number is not None:
                 found.append((target.id, node.lineno, number))
     return found
+
+
+def lr_settings(tree: ast.Module) -> list[tuple[str, int, float]]:
+    """Assignments of a number to an lr anywhere in the script, a config object's
+    attribute included (``C.trainer.learning_rate = 5e-4`` inside ``get_config()``):
+    the dotted name, its line, the value."""
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        name = _dotted(node.targets[0])
+        number = _literal_number(node.value)
+        if number is not None and _LR_NAME.search(name.rpartition(".")[2]):
+            found.append((name, node.lineno, number))
+    return found
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else "?"
 
 
 def _literal_number(node: ast.expr) -> float | None:

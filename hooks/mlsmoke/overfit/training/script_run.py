@@ -39,6 +39,7 @@ from mlsmoke.overfit.training.script_points import (
     instrumented,
 )
 from mlsmoke.overfit.training.script_process import Script, as_a_process
+from mlsmoke.overfit.training.script_writes import recording_writes
 
 
 class ScriptNotRunnable(Exception):
@@ -78,6 +79,7 @@ def run_script(
         script_pin.PIN_HOOK: lambda function: script_pin.pinned(function, pin),
     }
     with ExitStack() as undo:
+        undo.enter_context(recording_writes(script.root, evidence.project_writes))
         stderr = undo.enter_context(as_a_process(script))
         undo.enter_context(deterministic(seed))
         undo.enter_context(instrumented(watch))

@@ -18,6 +18,7 @@ from mlsmoke.overfit.verdict.checks import (
     dropout_active,
     init_loss,
     loss_mixes_samples,
+    script_writes_project,
     step_order,
     target_copies_input,
     unregistered_parameters,
@@ -40,6 +41,7 @@ REGISTRY: list[Check] = [
     step_order.check,
     dead_weights.check,
     target_copies_input.check,
+    script_writes_project.check,
 ]
 
 

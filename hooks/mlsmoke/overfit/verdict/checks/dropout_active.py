@@ -22,7 +22,11 @@ def check(run: GateRun) -> list[Warning]:
         Warning(
             CODE,
             f"{len(active)} dropout module{'s' if len(active) > 1 else ''} active"
-            f" while the gate trains: {listed}; dropout slows memorization, so build"
-            " the gate's model with dropout 0",
+            f" while the gate trains: {listed}; dropout slows memorization, so "
+            + (
+                f"set {run.evidence.script}'s dropout to 0 in args"
+                if run.evidence.script
+                else "build the gate's model with dropout 0"
+            ),
         )
     ]

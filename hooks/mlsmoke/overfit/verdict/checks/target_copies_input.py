@@ -59,7 +59,8 @@ def _trained_model(run: GateRun) -> Any:
 
 
 def equal_fields(batch: Any) -> list[tuple[str, str]]:
-    """Pairs of integer fields (earlier, later) of one shape and equal values."""
+    """Pairs of integer fields (earlier, later) of one shape and equal values,
+    wherever neither holds a negative id (a target's ignored positions: -1, -100)."""
     named = [
         (name, tensor)
         for name, tensor in named_tensors(batch)
@@ -69,8 +70,13 @@ def equal_fields(batch: Any) -> list[tuple[str, str]]:
         (first_name, second_name)
         for index, (first_name, first) in enumerate(named)
         for second_name, second in named[index + 1 :]
-        if first.shape == second.shape and torch.equal(first, second)
+        if first.shape == second.shape and _equal_where_kept(first, second)
     ]
+
+
+def _equal_where_kept(first: torch.Tensor, second: torch.Tensor) -> bool:
+    kept = (first >= 0) & (second >= 0)
+    return bool(kept.any()) and torch.equal(first[kept], second[kept])
 
 
 def _loss_on_shuffled(

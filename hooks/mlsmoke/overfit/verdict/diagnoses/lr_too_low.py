@@ -2,8 +2,9 @@
 barely moves (or falls far too slowly) and the lr range test finds a higher rate that
 memorizes, or a loss that improves with every decade up. Reports the lr that worked
 and where the lr comes from. A training script's own lr (script mode) is only blamed
-when it is anomalous for its optimizer (``usual_lr.py``): a usual lr that the gate's
-budget is short for is ``too-slow``, whose hint names max-steps."""
+when it is anomalous for its optimizer (``usual_lr.py``) or barely moves the loss: a
+usual lr that the gate's budget is short for is ``too-slow``, whose hint names
+max-steps."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ DECAYED = 1e-3
 # Without a rate that memorizes, "better with every decade" must also have covered
 # this fraction of the way to the target.
 TREND_PROGRESS = 0.5
+# A script's usual lr is still blamed when its loss covered less than this fraction
+# of the way to the target: that is no budget too short, the lr barely trains.
+BARELY_MOVED = 0.1
 CHECK_RECIPE = "probe the learning rate first: it causes all four curve patterns"
 
 
@@ -32,8 +36,11 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     decayed = _decayed_at(evidence)
     if decayed is not None:
         return _decayed(evidence, decayed)
-    if evidence.script and not usual_lr.is_anomalous(
-        evidence.optimizer, evidence.configured_lr
+    if (
+        evidence.script
+        and not usual_lr.is_anomalous(evidence.optimizer, evidence.configured_lr)
+        and curve_measures.relative_progress(evidence.losses, evidence.target)
+        >= BARELY_MOVED
     ):
         return None  # the script's own lr is a usual one: the budget, not the lr
     reading = curve.classify_curve(evidence.losses, evidence.target)

@@ -32,6 +32,10 @@ from mlsmoke.overfit.verdict.result import Diagnosis
 
 CODE = _gradless.CODE
 UNUSED = _gradless.UNUSED
+DETACHED = _gradless.DETACHED
+# A curve whose swings (dropout's noise, or too high an lr) hide its shape: only
+# trainable parameters that forward uses and that still get no gradient are blamed.
+NOISY = (curve.OSCILLATING,)
 
 
 @diagnoser(CODE)
@@ -46,9 +50,11 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if cut is not None:
         return cut
     shape = curve.classify_curve(evidence.losses, evidence.target).shape
-    if shape not in (curve.PLATEAU, curve.FLOOR, curve.FALLING_TOO_SLOWLY):
+    if shape not in (curve.PLATEAU, curve.FLOOR, curve.FALLING_TOO_SLOWLY, *NOISY):
         return None
     causes = _gradless.gradless_parameters(evidence)
+    if shape in NOISY:  # the swings may have another cause; a cut graph has none
+        causes = {c: names for c, names in causes.items() if c == DETACHED}
     sizes = forward_probes.parameter_sizes(run)
     unused = causes.get(UNUSED)
     if unused and not _gradless.blames_unused(unused, evidence, sizes):
