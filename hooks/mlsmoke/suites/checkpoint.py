@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from mlsmoke.listing import first_few
 from mlsmoke.overfit.training.instruments import user_traceback
 from mlsmoke.suites.problem import SuitesProblem
 
@@ -116,21 +117,18 @@ def check_fits(
     ]
     problems = []
     if missing:
-        problems.append(f"missing keys ({len(missing)}): {_few(missing)}")
+        problems.append(f"missing keys ({len(missing)}): {first_few(missing, SHOWN)}")
     if unexpected:
-        problems.append(f"unexpected keys ({len(unexpected)}): {_few(unexpected)}")
+        problems.append(
+            f"unexpected keys ({len(unexpected)}): {first_few(unexpected, SHOWN)}"
+        )
     if shapes:
-        problems.append(f"other shapes ({len(shapes)}): {_few(shapes)}")
+        problems.append(f"other shapes ({len(shapes)}): {first_few(shapes, SHOWN)}")
     if problems:
         raise SuitesProblem(
             f"{key}: {path} does not fit the model ({type(model).__name__}): "
             + "; ".join(problems)
         )
-
-
-def _few(items: list[str]) -> str:
-    more = f", and {len(items) - SHOWN} more" if len(items) > SHOWN else ""
-    return ", ".join(items[:SHOWN]) + more
 
 
 def _first_line(error: BaseException) -> str:

@@ -3,6 +3,7 @@ off while debugging (Karpathy's recipe)."""
 
 from __future__ import annotations
 
+from mlsmoke.listing import first_few
 from mlsmoke.overfit.verdict.dropout import active_dropout
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Warning
@@ -15,9 +16,7 @@ def check(run: GateRun) -> list[Warning]:
     active = [f"{name} (p={p:g})" for name, p in active_dropout(run.evidence)]
     if not active:
         return []
-    listed = ", ".join(active[:SHOWN]) + (
-        f", and {len(active) - SHOWN} more" if len(active) > SHOWN else ""
-    )
+    listed = first_few(active, SHOWN)
     return [
         Warning(
             CODE,

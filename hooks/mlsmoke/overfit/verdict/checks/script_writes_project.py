@@ -5,6 +5,7 @@ them again into the working tree; the script's output setting, given the gate's
 
 from __future__ import annotations
 
+from mlsmoke.listing import first_few
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Warning
 
@@ -17,9 +18,7 @@ def check(run: GateRun) -> list[Warning]:
     written = evidence.project_writes
     if not evidence.script or not written:
         return []
-    listed = ", ".join(written[:SHOWN]) + (
-        f", and {len(written) - SHOWN} more" if len(written) > SHOWN else ""
-    )
+    listed = first_few(written, SHOWN)
     return [
         Warning(
             CODE,

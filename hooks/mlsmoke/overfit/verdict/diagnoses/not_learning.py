@@ -9,6 +9,7 @@ import math
 
 import torch
 
+from mlsmoke.listing import first_few
 from mlsmoke.overfit.training.evidence import Evidence
 from mlsmoke.overfit.verdict import (
     batch_probes,
@@ -115,8 +116,7 @@ def diagnose_dropout(run: GateRun) -> Diagnosis | None:
     free = outcome.probe
     if free is None or not outcome.memorized:
         return None
-    rates = ", ".join(f"{name} (p={p:g})" for name, p in active[:4])
-    more = f", and {len(active) - 4} more" if len(active) > 4 else ""
+    rates = first_few([f"{name} (p={p:g})" for name, p in active], 4)
     evidence = run.evidence
     return Diagnosis(
         CODE,
@@ -125,7 +125,7 @@ def diagnose_dropout(run: GateRun) -> Diagnosis | None:
         [
             f"the loss went from {evidence.losses[0]:.4g} to {evidence.losses[-1]:.4g}"
             f" in {evidence.steps} steps with dropout on",
-            f"dropout modules: {rates}{more}",
+            f"dropout modules: {rates}",
             f"without dropout: memorized in {free.steps} steps",
             *(
                 [
@@ -232,8 +232,6 @@ def gradient_lines(evidence: Evidence) -> list[str]:
             lines.append("gradients vanish: every step moves the weights by ~nothing")
     dead = [name for name, norm in evidence.first_grads.items() if norm == 0.0]
     if dead:
-        shown = ", ".join(dead[:6]) + (
-            f", and {len(dead) - 6} more" if len(dead) > 6 else ""
-        )
+        shown = first_few(dead, 6)
         lines.append(f"zero gradient at the first step (dead units upstream): {shown}")
     return lines
