@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from mlsmoke.adopt import training_routines
 from mlsmoke.adopt.candidates import runs_on_import
+from mlsmoke.ast_names import dotted, last
 
 NOT_SCRIPTS = ("benchmarks", "benchmark", "examples", "example", "docs", "tests",
                "test", "testing")  # fmt: skip
@@ -108,15 +109,15 @@ def trains(node: ast.AST) -> str | None:
     if built is None or loop is None:
         return None
     return (
-        f"builds {_dotted(built.func)} (line {built.lineno}); backward() and step()"
-        f" in the loop at line {loop.lineno}"
+        f"builds {dotted(built.func, '...')} (line {built.lineno}); backward() and"
+        f" step() in the loop at line {loop.lineno}"
     )
 
 
 def pin_function(tree: ast.Module, path: str) -> str | None:
     """``module:function`` of a module-level ``get_batch``-style function that returns
     the batch and that the script calls; None: the gate pins the first DataLoader."""
-    called = {_last(call.func) for call in _calls(tree)}
+    called = {last(call.func) for call in _calls(tree)}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or not _PIN_NAME.match(node.name):
             continue
@@ -147,18 +148,6 @@ def _calls(tree: ast.AST) -> list[ast.Call]:
     return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
 
 
-def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    if isinstance(node, ast.Name):
-        return node.id
-    return "..."
-
-
-def _last(node: ast.expr) -> str:
-    return _dotted(node).rsplit(".", 1)[-1]
-
-
 def _optimizer_names(tree: ast.AST) -> set[str]:
     """Names imported from an optimizer module: ``from torch.optim import AdamW``."""
     return {
@@ -174,17 +163,17 @@ def _optimizer_names(tree: ast.AST) -> set[str]:
 def _builds_optimizer(call: ast.Call, imported: set[str]) -> bool:
     """``torch.optim.AdamW(...)``, ``optim.SGD(...)``, ``AdamW(...)`` imported from
     torch.optim, or ``configure_optimizers(...)``."""
-    dotted = _dotted(call.func).split(".")
-    if len(dotted) == 1 and dotted[0] in imported:
+    parts = dotted(call.func, "...").split(".")
+    if len(parts) == 1 and parts[0] in imported:
         return True
-    if "lr_scheduler" in dotted:
+    if "lr_scheduler" in parts:
         return False
-    return "optim" in dotted[:-1] or dotted[-1] == "configure_optimizers"
+    return "optim" in parts[:-1] or parts[-1] == "configure_optimizers"
 
 
 def _trains(node: ast.AST) -> bool:
     """A loop that calls backward() and step()."""
     if not isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
         return False
-    called = {_last(call.func) for call in _calls(node)}
+    called = {last(call.func) for call in _calls(node)}
     return {"backward", "step"} <= called

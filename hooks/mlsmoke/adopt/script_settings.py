@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from mlsmoke.ast_names import dotted, last
+
 PARSERS = ("HfArgumentParser", "cli", "parse", "add_arguments")
 
 
@@ -105,9 +107,9 @@ def _argument(call: ast.Call) -> Setting | None:
         "store_false",
     ):
         kind = action.value
-    elif action is not None and _dotted_end(action) == "BooleanOptionalAction":
+    elif action is not None and last(action) == "BooleanOptionalAction":
         kind = "optional"
-    elif action is not None or _dotted_end(keywords.get("type")) == "bool":
+    elif action is not None or last(keywords.get("type")) == "bool":
         return None  # type=bool takes "False" as True: nothing to propose
     default = literal(keywords["default"]) if "default" in keywords else None
     if kind in ("store_true", "store_false") and "default" not in keywords:
@@ -124,14 +126,6 @@ def _argument(call: ast.Call) -> Setting | None:
     )
 
 
-def _dotted_end(node: ast.expr | None) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    return ""
-
-
 def dataclass_settings(tree: ast.Module) -> list[Setting]:
     """The fields of a dataclass the script parses from its command line."""
     classes = {
@@ -139,27 +133,21 @@ def dataclass_settings(tree: ast.Module) -> list[Setting]:
     }
     settings: list[Setting] = []
     for call in ast.walk(tree):
-        if not isinstance(call, ast.Call) or _dotted_end(call.func) not in PARSERS:
+        if not isinstance(call, ast.Call) or last(call.func) not in PARSERS:
             continue
-        tyro = _dotted(call.func) == "tyro.cli"
+        tyro = dotted(call.func) == "tyro.cli"
         for arg in call.args:
             parsed = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]
             for item in parsed:
-                node = classes.get(_dotted_end(item))
+                node = classes.get(last(item))
                 if node is not None and _is_dataclass(node):
                     settings += _fields(node, tyro)
     return settings
 
 
-def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return node.id if isinstance(node, ast.Name) else ""
-
-
 def _is_dataclass(node: ast.ClassDef) -> bool:
     return any(
-        _dotted_end(d.func if isinstance(d, ast.Call) else d) == "dataclass"
+        last(d.func if isinstance(d, ast.Call) else d) == "dataclass"
         for d in node.decorator_list
     )
 
@@ -171,12 +159,12 @@ def _fields(node: ast.ClassDef, tyro: bool) -> list[Setting]:
         if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
             continue
         value = item.value
-        if isinstance(value, ast.Call) and _dotted_end(value.func) == "field":
+        if isinstance(value, ast.Call) and last(value.func) == "field":
             value = next((k.value for k in value.keywords if k.arg == "default"), None)
         name = item.target.id
         default = literal(value)
         option = f"--{name.replace('_', '-')}" if tyro else f"--{name}"
-        boolean = tyro and _dotted_end(item.annotation) == "bool"
+        boolean = tyro and last(item.annotation) == "bool"
         settings.append(
             Setting(name, option, default, "optional" if boolean else "value")
         )
@@ -215,7 +203,7 @@ def _is_argv(node: ast.expr) -> bool:
     """``sys.argv`` or ``sys.argv[1:]``."""
     if isinstance(node, ast.Subscript):
         node = node.value
-    return _dotted(node) == "sys.argv"
+    return dotted(node) == "sys.argv"
 
 
 def _attributes_set(function: ast.FunctionDef) -> list[Setting]:
@@ -229,7 +217,7 @@ def _attributes_set(function: ast.FunctionDef) -> list[Setting]:
     for node in ast.walk(function):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
             continue
-        chain = _dotted(node.targets[0]).split(".")
+        chain = dotted(node.targets[0]).split(".")
         value = literal(node.value)
         if len(chain) >= 2 and chain[0] in returned and value is not NOT_LITERAL:
             option = "--" + ".".join(chain[1:])

@@ -12,6 +12,8 @@ import ast
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from mlsmoke.ast_names import last
+
 
 @dataclass(frozen=True)
 class Routine:
@@ -55,7 +57,7 @@ def called_by(tree: ast.Module, routines: list[Routine]) -> Routine | None:
         for node in ast.walk(tree)
         if isinstance(node, (ast.FunctionDef, ast.ClassDef))
     }
-    names = {_last(func) for func in calls} - own  # its own `main` is not another's
+    names = {last(func) for func in calls} - own  # its own `main` is not another's
     methods = {func.attr for func in calls if isinstance(func, ast.Attribute)}
     for routine in routines:
         if routine.owner is None and routine.name in names:
@@ -63,9 +65,3 @@ def called_by(tree: ast.Module, routines: list[Routine]) -> Routine | None:
         if routine.owner in names and routine.name in methods:
             return routine
     return None
-
-
-def _last(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""

@@ -10,6 +10,8 @@ import math
 import re
 from typing import TYPE_CHECKING
 
+from mlsmoke.ast_names import dotted
+
 if TYPE_CHECKING:
     from mlsmoke.overfit.training.script_process import Script
 
@@ -88,17 +90,11 @@ def lr_settings(tree: ast.Module) -> list[tuple[str, int, float]]:
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
             continue
-        name = _dotted(node.targets[0])
+        name = dotted(node.targets[0], "?")
         number = _literal_number(node.value)
         if number is not None and _LR_NAME.search(name.rpartition(".")[2]):
             found.append((name, node.lineno, number))
     return found
-
-
-def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return node.id if isinstance(node, ast.Name) else "?"
 
 
 def _literal_number(node: ast.expr) -> float | None:
