@@ -12,7 +12,7 @@ import sys
 import time
 
 import pytest
-from adoption import PreCommit, adopt
+from adoption import Adopted, PreCommit, adopt
 
 from gitrepo import ROOT, commit_all
 
@@ -75,18 +75,8 @@ def test_a_nanogpt_repository_adopts_the_gate_in_script_mode(
     assert len(steps) == 3 and table["max-steps"] == max_steps >= 2 * max(steps)
     print(f"nanoGPT-shaped: init {seconds:.1f} s, max-steps {max_steps} ({steps})")
 
-    ran = pre_commit(adopted, "--all-files")
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert re.search(r"overfit one batch\.+Passed", ran.stdout), ran.stdout
-
     # The gate it turned on blocks a learning rate typed a thousand times too low.
-    change = nanogpt_shaped.LR_6E7
-    train = repo / change.file
-    train.write_text(train.read_text().replace(change.old, change.new))
-    commit_all(repo, "a typo in the learning rate")
-    ran = pre_commit(adopted, "--all-files")
-    assert ran.returncode == 1, ran.stdout
-    assert "FAIL lr-too-low" in ran.stdout
+    passes_then_blocks(pre_commit, adopted, nanogpt_shaped.LR_6E7, "FAIL lr-too-low")
 
 
 def test_an_argparse_repository_adopts_the_gate_in_script_mode(
@@ -114,17 +104,7 @@ def test_an_argparse_repository_adopts_the_gate_in_script_mode(
     print(f"argparse-shaped: init {seconds:.1f} s, max-steps {max_steps} ({steps})")
     assert not (repo / "runs").exists()  # its output went to the gate's directory
 
-    ran = pre_commit(adopted, "--all-files")
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert re.search(r"overfit one batch\.+Passed", ran.stdout), ran.stdout
-
-    change = argparse_shaped.DETACHED_BODY
-    model = repo / change.file
-    model.write_text(model.read_text().replace(change.old, change.new))
-    commit_all(repo, "the body detached")
-    ran = pre_commit(adopted, "--all-files")
-    assert ran.returncode == 1, ran.stdout
-    assert "FAIL" in ran.stdout
+    passes_then_blocks(pre_commit, adopted, argparse_shaped.DETACHED_BODY, "FAIL")
 
 
 def test_a_mingpt_repository_adopts_the_script_that_trains_through_its_trainer(
@@ -142,17 +122,9 @@ def test_a_mingpt_repository_adopts_the_script_that_trains_through_its_trainer(
     assert "script-writes-project" not in output
     assert not (repo / "out").exists()
 
-    ran = pre_commit(adopted, "--all-files")
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert re.search(r"overfit one batch\.+Passed", ran.stdout), ran.stdout
-
-    change = mingpt_shaped.DETACHED_ATTENTION
-    model = repo / change.file
-    model.write_text(model.read_text().replace(change.old, change.new))
-    commit_all(repo, "the attention detached")
-    ran = pre_commit(adopted, "--all-files")
-    assert ran.returncode == 1, ran.stdout
-    assert "FAIL no-gradient" in ran.stdout
+    passes_then_blocks(
+        pre_commit, adopted, mingpt_shaped.DETACHED_ATTENTION, "FAIL no-gradient"
+    )
 
 
 def test_a_gate_only_short_of_steps_is_run_longer_and_calibrated(tmp_path, hook_repo):
@@ -173,3 +145,19 @@ def test_only_a_failure_for_want_of_steps_is_retried():
     assert retried(Verdict(False, "too-slow: the loss falls steadily but needs 546"))
     assert not retried(Verdict(False, "lr-too-low: the learning rate 6e-07 is too low"))
     assert not retried(Verdict(True, "passed"))
+
+
+def passes_then_blocks(
+    pre_commit: PreCommit, adopted: Adopted, change, verdict: str
+) -> None:
+    """The adopted repository passes its hooks; with ``change`` committed, the gate
+    blocks it with ``verdict``."""
+    ran = pre_commit(adopted, "--all-files")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert re.search(r"overfit one batch\.+Passed", ran.stdout), ran.stdout
+    path = adopted.path / change.file
+    path.write_text(path.read_text().replace(change.old, change.new))
+    commit_all(adopted.path, f"a change to {change.file}")
+    ran = pre_commit(adopted, "--all-files")
+    assert ran.returncode == 1, ran.stdout
+    assert verdict in ran.stdout
