@@ -3,6 +3,7 @@ its statistics are noisier than the global batch's. A warning, not a failure."""
 
 from __future__ import annotations
 
+from mlsmoke.listing import first_few
 from mlsmoke.overfit.verdict.ranks.ends import Ranks
 from mlsmoke.overfit.verdict.result import Warning
 
@@ -16,12 +17,11 @@ def warn(ranks: Ranks) -> list[Warning]:
         return []
     if record.batch_size >= SMALL_BATCH:
         return []
-    modules = ", ".join(record.batchnorm[:4])
-    more = f" and {len(record.batchnorm) - 4} more" if len(record.batchnorm) > 4 else ""
+    modules = first_few(record.batchnorm, 4)
     return [
         Warning(
             CODE,
-            f"BatchNorm ({modules}{more}) normalizes over {record.batch_size} samples"
+            f"BatchNorm ({modules}) normalizes over {record.batch_size} samples"
             f" per rank; torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)"
             f" normalizes over all {ranks.world_size} ranks' samples (on GPUs)",
         )
