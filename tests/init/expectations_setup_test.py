@@ -19,10 +19,17 @@ def hooks_by_repo(text: str) -> dict[str, list[str]]:
     return {r["repo"]: [h["id"] for h in r["hooks"]] for r in config["repos"]}
 
 
+def gate_on(config: str) -> str:
+    """A fresh adoption's config with the gate turned on: what init wires before it
+    offers data-expectations."""
+    repos = standard_repos()
+    text = wiring.wire("", config, repos, wiring.gate_comment(Candidates()))
+    return wiring.turn_gate_on(text, config, repos)
+
+
 def test_the_hook_is_wired_only_when_turned_on():
     repos = standard_repos()
-    text = wiring.wire("", "c.yaml", repos, wiring.gate_comment(Candidates()))
-    text = wiring.turn_gate_on(text, "c.yaml", repos)
+    text = gate_on("c.yaml")
     assert "data-expectations" not in wiring.hook_ids(text, "c.yaml")
     assert "overfit-batch" in wiring.hook_ids(text, "c.yaml")
 
@@ -47,13 +54,11 @@ def test_a_failed_record_leaves_the_hook_off_and_says_why(
     (tmp_path / "pyproject.toml").write_text(
         '[tool.mlsmoke.expect]\nbatch = "pkg.data:train_loader"\n'
     )
-    repos = standard_repos()
-    text = wiring.wire("", "c.yaml", repos, wiring.gate_comment(Candidates()))
-    text = wiring.turn_gate_on(text, ".pre-commit-config.yaml", repos)
+    text = gate_on(".pre-commit-config.yaml")
     (tmp_path / ".pre-commit-config.yaml").write_text(text)
     monkeypatch.setenv("MLSMOKE_PYTHON", sys.executable)
 
-    expectations_setup.offer(Project.load(tmp_path), repos)
+    expectations_setup.offer(Project.load(tmp_path), standard_repos())
 
     err = capsys.readouterr().err
     stays_off = [line for line in err.splitlines() if "stays off" in line]
@@ -75,12 +80,10 @@ def test_a_gate_in_script_mode_without_an_expect_batch_is_not_recorded(
     (tmp_path / "pyproject.toml").write_text(
         '[tool.mlsmoke.overfit]\nscript = "projects/adder/adder.py"\n'
     )
-    repos = standard_repos()
-    text = wiring.wire("", "c.yaml", repos, wiring.gate_comment(Candidates()))
-    text = wiring.turn_gate_on(text, ".pre-commit-config.yaml", repos)
+    text = gate_on(".pre-commit-config.yaml")
     (tmp_path / ".pre-commit-config.yaml").write_text(text)
 
-    expectations_setup.offer(Project.load(tmp_path), repos)
+    expectations_setup.offer(Project.load(tmp_path), standard_repos())
 
     captured = capsys.readouterr()
     assert "Recording the data expectations" not in captured.out
