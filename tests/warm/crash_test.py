@@ -47,7 +47,7 @@ def _config(hook: str) -> str:
                 entry: {sys.executable} -m mlsmoke {hook}
                 language: system
                 types: [python]
-                pass_filenames: {"true" if hook == "doctest" else "false"}
+                pass_filenames: {"false" if hook == "overfit" else "true"}
         """)
 
 
@@ -96,3 +96,53 @@ def test_a_doctest_example_that_crashes_is_said_as_a_crash(project: WarmProject)
     quiet = run_pre_commit(project, _config("doctest"))
     assert "killed by SIGSEGV" in quiet.stdout
     assert not FAULTHANDLER_FRAME.search(quiet.stdout + quiet.stderr)
+
+
+CRASHING_PLUGIN = textwrap.dedent('''
+    """A flake8 plugin that crashes where torch is imported: the warm worker."""
+    import os
+    import signal
+    import sys
+
+    if "torch" in sys.modules:
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+    class Plugin:
+        name = "crashing"
+        version = "1"
+
+        def __init__(self, tree):
+            pass
+
+        def run(self):
+            return iter(())
+    ''')
+FLAKE8 = textwrap.dedent("""\
+    [flake8]
+    extend-select = TOR0,TOR1,TOR2,TOR4
+
+    [flake8:local-plugins]
+    extension =
+        CRS = crashing_plugin:Plugin
+    paths = .
+    """)
+LOADS = "import torch\n\n\ndef load(path):\n    return torch.load(path)\n"
+
+
+def test_torchfix_whose_job_crashes_in_the_worker_checks_in_its_own_process(
+    project: WarmProject,
+):
+    (project.root / "crashing_plugin.py").write_text(CRASHING_PLUGIN)
+    (project.root / ".flake8").write_text(FLAKE8)
+    (project.root / "loads.py").write_text(LOADS)
+    worker = ready_worker(project)
+    run = run_pre_commit(project, _config("torchfix"))
+    output = run.stdout + run.stderr
+    assert run.returncode == 1, output
+    assert (
+        "mlsmoke torchfix: its job in the warm worker was killed by SIGSEGV (a"
+        " segmentation fault); checking the files in this process instead" in output
+    )
+    assert "loads.py:5:" in output and "TOR102" in output
+    assert project.warm_pids() == [worker]
