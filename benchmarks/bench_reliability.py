@@ -23,7 +23,7 @@ TIMEOUT = 2.0  # the gates' and the doctest files' timeout in the hang faults
 @dataclass
 class Scenario:
     name: str
-    kind: str  # hang, signal or input
+    kind: str  # hang, signal, crash or input
     args: list[str]
     code: int
     says: str
@@ -72,6 +72,9 @@ SCENARIOS = [
     Scenario("SIGKILL to the worker (OOM killer)", "signal", OVERFIT, 1,
              "out-of-memory killer", HUNG,
              Fault(signal.SIGKILL, "model", target="worker"), quick=True),
+    Scenario("SIGSEGV in the model's forward", "crash", OVERFIT, 1,
+             "killed by SIGSEGV (a segmentation fault) while training",
+             {"model": "fault_factories:crashing_model"}, quick=True),
     Scenario("factory raises KeyboardInterrupt", "input", OVERFIT, 1,
              "building the model raised KeyboardInterrupt",
              {"model": "fault_factories:interrupting_model"}),

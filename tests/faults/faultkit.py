@@ -36,6 +36,7 @@ SETTLE_SECONDS = 3.0
 # can wait for the fault to be under way before it signals.
 FACTORIES = textwrap.dedent('''
     import os
+    import signal
     import sys
     import threading
     import time
@@ -104,8 +105,18 @@ FACTORIES = textwrap.dedent('''
             return self.layer(x)
 
 
+    class CrashesInForward(Tiny):
+        def forward(self, x):
+            os.kill(os.getpid(), signal.SIGSEGV)  # as a crash in native code would
+            return self.layer(x)
+
+
     def model():
         return Tiny()
+
+
+    def crashing_model():
+        return CrashesInForward()
 
 
     def hangs_when_probed_model():

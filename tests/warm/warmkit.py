@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faults.faultkit import Outcome, run_cli, tagged_processes, warm_workers
+from faults.faultkit import (
+    TAG_VARIABLE,
+    Outcome,
+    run_cli,
+    tagged_processes,
+    warm_workers,
+)
 
 SEEN_VARIABLE = "MLSMOKE_TEST_SEEN"
 
@@ -174,3 +180,23 @@ def ready_worker(project: WarmProject, limit: float = 60.0) -> int:
     assert wait_until(lambda: "importing" not in project.worker("status"), limit)
     assert listening(project.worker("status"))
     return worker
+
+
+def run_pre_commit(
+    project: WarmProject, config: str, **env: str
+) -> subprocess.CompletedProcess:
+    """``pre-commit run --all-files`` in the project with ``config``, every file
+    added to git, the worker's settings and the test's tag in the environment."""
+    (project.root / ".pre-commit-config.yaml").write_text(config)
+    if not (project.root / ".git").exists():
+        subprocess.run(["git", "init", "-q"], cwd=project.root, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=project.root, check=True)
+    environ = {**os.environ, **project.env, TAG_VARIABLE: project.tag, **env}
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
+        cwd=project.root,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )

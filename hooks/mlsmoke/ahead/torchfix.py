@@ -74,7 +74,7 @@ def job(root: Path, argv: list[str]) -> Outcome | None:
         code = in_worker(
             root, settings, files, None, output.fileno(), versions, wait=True
         )
-        if code is None:
+        if code is None or code < 0:  # killed: its hook checks in its own process
             return None
         output.seek(0)
         versions.seek(0)

@@ -28,6 +28,7 @@ from mlsmoke.doctests.results import (
 )
 from mlsmoke.errors import EnvironmentProblem, Terminated
 from mlsmoke.job_imports import DOCTEST, DOCTEST_JOB
+from mlsmoke.process_end import how_it_ended
 from mlsmoke.project_process import WorkerUse, start_project_process, warm_then_cold
 from mlsmoke.scratch import scratch_directory
 from mlsmoke.watchdog import Watchdog
@@ -249,7 +250,7 @@ def _interpreter_ended(shown: str, timeout: float, run: _Run) -> FileResult:
     """The file whose example (or import) ended the interpreter: that example fails,
     after the failures found before it."""
     running = run.running if run.running.get("file") == shown else {}
-    ended = f"the interpreter exited with code {run.code}"
+    ended = f"the interpreter {how_it_ended(run.code)}"
     output = _last_lines(run.output, 10, "its last output:")
     if "line" not in running:
         detail = "\n".join([f"{ended} while importing the module", *output])
@@ -271,7 +272,7 @@ def _no_report_message(python: Path, jobs: list[Job], run: _Run) -> str:
     running = ", ".join(job.shown for job in jobs[:_FILES_NAMED])
     if len(jobs) > _FILES_NAMED:
         running += f" and {len(jobs) - _FILES_NAMED} more"
-    lines = [f"{python} exited with code {run.code} before reporting on {running}"]
+    lines = [f"{python} {how_it_ended(run.code)} before reporting on {running}"]
     return "\n".join(
         lines + _last_lines(run.output, _OUTPUT_TAIL_LINES, "its last output:")
     )

@@ -28,6 +28,7 @@ from mlsmoke.arguments import files_after_dashes
 from mlsmoke.project_root import find_project_root, is_project_config
 from mlsmoke.errors import EnvironmentProblem, MlsmokeError
 from mlsmoke.job_imports import TORCHFIX, TORCHFIX_JOB
+from mlsmoke.process_end import how_it_ended
 from mlsmoke.torch_lint import job
 from mlsmoke.warm.launch import STARTUP_LIMIT
 from mlsmoke.warm.settings import WorkerSettings, worker_settings
@@ -70,7 +71,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(os.devnull, "wb") as unused:
             sys.stdout.flush()
             code = in_worker(root, settings, files, wanted, sys.stdout.fileno(), unused)
-    if code is None or code == job.UNAVAILABLE:
+    if code is not None and code < 0:  # a crash or a kill, in the worker's fork
+        print(
+            f"mlsmoke torchfix: its job in the warm worker {how_it_ended(code)};"
+            " checking the files in this process instead",
+            file=sys.stderr,
+        )
+    if code is None or code < 0 or code == job.UNAVAILABLE:
         code = job.check(files)
     return code
 

@@ -3,7 +3,8 @@
 
 It leads a session of its own (the hook kills its group), dies with the worker, has
 the hook's standard streams and progress descriptor at the numbers the hook gave, the
-hook's working directory and environment, ``sys.argv == ["-c"]``, the worker's original
+hook's working directory and environment (faulthandler on only when the job's
+PYTHONFAULTHANDLER says so), ``sys.argv == ["-c"]``, the worker's original
 ``sys.path``, default signal handlers, and fresh seeds: ``random`` reseeds itself at
 fork, numpy's global generator is reseeded from the system as at its import, and
 torch's is set back to the seed it started with. Nothing of the project was imported
@@ -86,6 +87,7 @@ def _process_state(job: Mapping[str, Any], state: Mapping[str, Any]) -> None:
     os.chdir(job["cwd"])
     os.environ.clear()
     os.environ.update(job["env"])
+    _fault_handler(job["env"])
     sys.argv[:] = ["-c"]
     sys.path[:] = state["sys_path"]
     importlib.invalidate_caches()
@@ -94,3 +96,14 @@ def _process_state(job: Mapping[str, Any], state: Mapping[str, Any]) -> None:
         sys.modules["numpy"].random.seed()
     if "torch" in sys.modules:
         sys.modules["torch"].manual_seed(state["torch_seed"])
+
+
+def _fault_handler(env: Mapping[str, str]) -> None:
+    """faulthandler on or off as the job's PYTHONFAULTHANDLER says, as a fresh
+    interpreter has it; not as the hook that started the worker had it."""
+    import faulthandler
+
+    if env.get("PYTHONFAULTHANDLER"):
+        faulthandler.enable(file=sys.stderr, all_threads=True)
+    elif faulthandler.is_enabled():
+        faulthandler.disable()

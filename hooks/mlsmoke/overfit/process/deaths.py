@@ -10,11 +10,13 @@ from pathlib import Path
 from mlsmoke.overfit.process import stacks
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.verdict.result import TRAIN_ERROR, Diagnosis, Result
+from mlsmoke.process_end import crash_advice, crash_signal, how_it_ended
 from mlsmoke.signals import signal_name
 
 TIMEOUT = "timeout"
 KILLED = "killed"
 OUTPUT_TAIL = 40  # lines of the worker's output shown when it dies
+_CRASH_FRAMES = 5  # the gate's innermost frames, shown when none is the project's
 WORKER_ENTRY = "overfit/process/worker.py"
 
 _FACTORY_HANGS = [
@@ -40,6 +42,7 @@ class WorkerEnd:
     timed_out_after: float | None
     output: str = ""
     stack: str = ""
+    forked: bool = False  # by the warm worker, not a process of its own
 
 
 def ended_early(
@@ -94,6 +97,8 @@ def timed_out(gate: GateSettings, end: WorkerEnd) -> Result:
 
 def _died(gate: GateSettings, python: Path, end: WorkerEnd) -> Result:
     evidence = _tail(end.output)
+    if crash_signal(end.code):
+        return _crashed(gate, python, end)
     if end.code < 0:
         name = signal_name(-end.code)
         summary = f"{python} was killed by {name} before the gate finished"
@@ -102,6 +107,25 @@ def _died(gate: GateSettings, python: Path, end: WorkerEnd) -> Result:
         return Result(gate.name, Diagnosis(KILLED, summary, evidence))
     summary = f"{python} exited with code {end.code} before the gate finished"
     return Result(gate.name, Diagnosis(TRAIN_ERROR, summary, evidence))
+
+
+def _crashed(gate: GateSettings, python: Path, end: WorkerEnd) -> Result:
+    """A crash: where it happened, read from the job's faulthandler dump."""
+    frames = stacks.main_thread_frames(end.stack, WORKER_ENTRY)
+    doing = stacks.DOING[stacks.phase_of(frames)] if frames else "running the gate"
+    summary = f"{python} {how_it_ended(end.code)} while {doing}"
+    evidence = []
+    own = stacks.user_frames(frames)
+    shown = own or frames[-_CRASH_FRAMES:]
+    if shown:
+        where = "your code" if own else "the gate"
+        evidence.append(
+            f"where {where} was (most recent call last):\n" + "\n".join(map(str, shown))
+        )
+    evidence += _tail(end.output)
+    command = f"mlsmoke overfit --gate {gate.name}"
+    suggestions = crash_advice(command, end.forked, stack_shown=bool(shown))
+    return Result(gate.name, Diagnosis(KILLED, summary, evidence, suggestions))
 
 
 def _oom_line(peak: int) -> str:

@@ -19,6 +19,7 @@ from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.job_imports import GATE, GATE_JOB
 from mlsmoke.overfit.process.spawn import ProgressLine, spawn
 from mlsmoke.overfit.verdict.report import progress_line
+from mlsmoke import process_end
 from mlsmoke.project_process import WorkerUse
 from mlsmoke.scratch import scratch_directory
 
@@ -69,11 +70,9 @@ def run_json_job(
 
 
 def how_it_ended(end: WorkerEnd) -> str:
-    """``"was killed by signal 9"`` or ``"exited with code 1"``: a job that ended
-    without its answer and was not stopped by the watchdog."""
-    if end.code < 0:
-        return f"was killed by signal {-end.code}"
-    return f"exited with code {end.code}"
+    """``"was killed by SIGSEGV (a segmentation fault)"`` or ``"exited with code
+    1"``: a job that ended without its answer and was not stopped by the watchdog."""
+    return process_end.how_it_ended(end.code)
 
 
 def output_tail(end: WorkerEnd, lines: int) -> str:

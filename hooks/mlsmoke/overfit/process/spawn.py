@@ -33,6 +33,7 @@ from mlsmoke.project_process import (
     WorkerUse,
     start_project_process,
 )
+from mlsmoke.warm.client import WarmJob
 from mlsmoke.watchdog import Watchdog
 from mlsmoke.overfit.verdict.report import progress_line
 
@@ -88,7 +89,10 @@ def spawn(
             watchdog.join()  # its kill, if it came, came before the reaping
             code, peak = worker.end()
             progress.join(timeout=1)
-        return WorkerEnd(code, peak, progress.gate, watchdog.expired_after)
+        forked = isinstance(worker, WarmJob)
+        return WorkerEnd(
+            code, peak, progress.gate, watchdog.expired_after, forked=forked
+        )
 
 
 def _signal_of(stop: BaseException) -> int:

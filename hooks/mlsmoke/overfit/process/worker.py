@@ -15,7 +15,7 @@ as each gate starts and progress lines ``{"gate", "step", "loss"}``.
 
 Each gate has ``timeout`` seconds, factories and probes included: its probes get what
 is left. Just past it, faulthandler writes every thread's stack to the file STACK, which
-the hook reads after killing this process.
+the hook reads after killing this process; so it does when this process crashes.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ def main(argv: Sequence[str]) -> int:
         signal.signal(signal.SIGINT, _on_sigint)
     enter_project(Path(request["root"]))
     stack = open(request["stack"], "w") if request.get("stack") else None
+    if stack is not None:  # a crash (SIGSEGV) writes where it happened, as a timeout
+        faulthandler.enable(file=stack, all_threads=True)
     try:
         import mlsmoke.overfit.gate  # noqa: F401  (before any gate's clock starts)
 

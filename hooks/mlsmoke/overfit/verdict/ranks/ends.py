@@ -10,7 +10,7 @@ from mlsmoke.overfit.process import stacks
 from mlsmoke.overfit.process.settings import GateSettings
 from mlsmoke.overfit.training.ranks.record import RankRecord, barrier_missing
 from mlsmoke.overfit.verdict.result import Result
-from mlsmoke.signals import signal_name
+from mlsmoke.process_end import how_it_ended
 
 RANK_ENTRY = "overfit/process/ranks.py"
 _FRAME = re.compile(r'File "(.*)", line (\d+)')
@@ -71,7 +71,7 @@ class Ranks:
         if end.code is None:
             return "was still running when the gate stopped it (its stack below)"
         if end.code < 0:
-            return f"was killed by {signal_name(-end.code)}"
+            return how_it_ended(end.code)
         if end.record is None:
             return f"exited with code {end.code} before it reported"
         error = end.record.get("error") or ""
