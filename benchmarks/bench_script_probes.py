@@ -1,0 +1,164 @@
+"""A failing gate in script mode: where its time goes, and its probes before and after
+they shared a CPU budget and stopped once their answer was clear.
+
+Workloads: the minGPT-shaped repository of the tests (``projects/adder/adder.py``
+training through a library ``Trainer``), correct and with three mistakes, and, when
+its snapshot is on disk, minGPT itself at lr 5e-4 and 5e-7. Each repeat runs the gate
+once per side in a fresh process (``benchmarks/script_probe_profile.py``), sides
+interleaved, one CPU thread. The verdicts must be the same on both sides; the failing
+gate's CPU must stay within its budget (the run, then at most ``script_budget``'s
+multiple of it, plus one launch of the script).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmarks.measure import run_process
+from benchmarks.report import Section
+
+HERE = Path(__file__).resolve().parent
+MINGPT = Path("/work/.mirror/karpathy+minGPT/repo")
+SIDES = ("before", "after")
+MAX_STEPS = 600
+
+
+def run(quick: bool) -> Section:
+    repeats = 1 if quick else 2
+    rows, notes = [], []
+    with tempfile.TemporaryDirectory(prefix="mlsmoke-bench-probes-") as tmp:
+        for name, write in workloads(quick):
+            project = write(Path(tmp) / name.replace(" ", "-"))
+            reports = {side: [] for side in SIDES}
+            for repeat in range(repeats):
+                for side in SIDES if repeat % 2 == 0 else SIDES[::-1]:
+                    reports[side].append(profile(project, side, Path(tmp)))
+            rows.append(row(name, reports))
+            notes.append(breakdown(name, reports["after"][0], reports["before"][0]))
+    from benchmarks.machine import load_average
+
+    return Section(
+        title="A failing gate in script mode: probes before and after the CPU budget",
+        columns=["workload", "verdict", "run CPU s", "before: gate CPU s, launches",
+                 "after: gate CPU s, launches", "after / before", "within budget"],
+        rows=rows,
+        notes=[
+            f"median of {repeats} fresh processes per side, interleaved;"
+            f" OMP_NUM_THREADS=1; max-steps {MAX_STEPS}; load average"
+            f" {load_average()}; CPU is the gate's own process (its DataLoader"
+            " workers excluded); `python -m benchmarks --only script_probes`",
+            *notes,
+        ],
+    )  # fmt: skip
+
+
+def profile(project: Path, side: str, tmp: Path) -> dict:
+    out = tmp / f"{project.name}-{side}.json"
+    command = [sys.executable, "-m", "benchmarks.script_probe_profile",
+               str(project), side, str(out)]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(HERE.parent)}
+    run_process(command, cwd=HERE.parent, env=env).check(f"{project.name} {side}")
+    return json.loads(out.read_text())
+
+
+def row(name: str, reports: dict[str, list[dict]]) -> list[object]:
+    verdicts = {report["verdict"] for side in SIDES for report in reports[side]}
+    before, after = (statistics.median(r["cpu"] for r in reports[s]) for s in SIDES)
+    runs = statistics.median(r["launches"][0]["cpu"] for r in reports["after"])
+    budget = max(8.0, (1 + _multiple()) * runs) + _largest_launch(reports["after"])
+    failing = reports["after"][0]["verdict"] != "memorized"
+    return [
+        name,
+        " / ".join(sorted(verdicts)) + ("" if len(verdicts) == 1 else " CHANGED"),
+        f"{runs:.1f}",
+        f"{before:.1f}, {len(reports['before'][0]['launches'])}",
+        f"{after:.1f}, {len(reports['after'][0]['launches'])}",
+        f"{after / before:.2f}x",
+        ("yes" if after <= budget else f"NO (> {budget:.1f})") if failing else "-",
+    ]
+
+
+def breakdown(name: str, after: dict, before: dict) -> str:
+    """Each launch: lr scale, steps, CPU to its first update (of it in imports), CPU
+    of its steps."""
+
+    def launches(report: dict) -> str:
+        return "; ".join(
+            f"x{launch['lr_scale']:g} {launch['steps']}/{launch['max_steps']} steps"
+            f"{' (cut)' if launch['cut'] else ''}: launch {launch['launch']:.2f}"
+            f" (imports {launch['imports']:.2f}) + steps {launch['steps_cpu']:.2f}"
+            for launch in report["launches"]
+        )
+
+    return f"{name}: before: {launches(before)}. after: {launches(after)}"
+
+
+def _largest_launch(reports: list[dict]) -> float:
+    probes = [launch["launch"] for r in reports for launch in r["launches"][1:]]
+    return max(probes, default=0.0)
+
+
+def _multiple() -> float:
+    from mlsmoke.overfit.script_budget import RUN_MULTIPLE
+
+    return RUN_MULTIPLE
+
+
+def workloads(quick: bool) -> list[tuple[str, Callable[[Path], Path]]]:
+    sys.path.insert(0, str(HERE.parent / "tests" / "overfit"))
+    import mingpt_shaped as shaped
+
+    def fixture(*changes: object) -> Callable[[Path], Path]:
+        def write(root: Path) -> Path:
+            root.mkdir(parents=True)
+            return _configured(shaped.write_mingpt_repo(root, *changes))
+
+        return write
+
+    chosen = [
+        ("minGPT-shaped, correct", fixture()),
+        ("minGPT-shaped, lr 5e-6", fixture(shaped.LR_TOO_LOW)),
+        ("minGPT-shaped, flipped loss", fixture(shaped.FLIPPED_LOSS)),
+        ("minGPT-shaped, detached attention", fixture(shaped.DETACHED_ATTENTION)),
+    ]
+    if MINGPT.exists() and not quick:
+        chosen += [("minGPT adder, lr 5e-4", _mingpt(None)),
+                   ("minGPT adder, lr 5e-7", _mingpt("5e-7"))]  # fmt: skip
+    return chosen
+
+
+def _mingpt(lr: str | None) -> Callable[[Path], Path]:
+    def write(root: Path) -> Path:
+        root.mkdir(parents=True)
+        archive = subprocess.run(["git", "--git-dir", str(MINGPT), "archive", "HEAD"],
+                                 check=True, capture_output=True).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+        adder = root / "projects" / "adder" / "adder.py"
+        if lr is not None:
+            text = adder.read_text().replace(
+                "learning_rate = 5e-4", f"learning_rate = {lr}"
+            )
+            adder.write_text(text)
+        (root / "pyproject.toml").write_text(
+            '[tool.mlsmoke.overfit]\nscript = "projects/adder/adder.py"\n'
+            "args = [\"--system.work_dir='{out_dir}'\"]\n"
+        )
+        return _configured(root)
+
+    return write
+
+
+def _configured(root: Path) -> Path:
+    """max-steps for every workload; a timeout no loaded machine reaches, so that
+    the CPU figures are not cut by the clock."""
+    pyproject = root / "pyproject.toml"
+    text = pyproject.read_text() + f"max-steps = {MAX_STEPS}\ntimeout = 600\n"
+    pyproject.write_text(text)
+    return root
