@@ -5,10 +5,10 @@ MODE ``after`` is the gate as it is. MODE ``before`` is the same code with the
 probes as they were before the budget: no early stop and no CPU budget (every probe
 runs to its steps), so that both sides run in one benchmark on one machine.
 
-Per launch: CPU seconds to its first update (``launch``: the script's start, its
-imports, its setup), of which in imports (the outermost ``import`` statements), and
-from the first update to its end (``steps``: updates, the script's own work between
-them, the gate's instruments).
+Per launch: CPU seconds to its second update (``launch``: the script's start, its
+imports, its setup, its first update and its own work after it), of which in imports
+(the outermost ``import`` statements), and from there to its end (``steps``: updates,
+the script's own work between them, the gate's instruments).
 """
 
 from __future__ import annotations

@@ -9,11 +9,12 @@ cost. Its probes run the same script at another lr, shorter and ending once thei
 answer is clear, so one run's worth of CPU pays for the lr range test and the
 script's launch again per probe: a failing gate costs at most twice its run.
 
-Each probe relaunches the script: it pays the script's imports (cached after the run)
-and its setup again before its first update. A probe the budget left cannot pay that
-launch for is not started: it would stop at its first update and refute nothing. The
-budget is read at every optimizer step; the script's own work between two updates
-(its eval, its checkpoint) may run past it once.
+Each probe relaunches the script: it pays the script's imports (cached after the run),
+its setup and its own work around its first update (minGPT's adder evaluates at
+iteration 0) again before its curve says anything. A probe the budget left cannot pay
+that launch for is not started: it would be cut at once and refute nothing. The
+budget is read at every optimizer step; the script's own work between two later
+updates (an eval, a checkpoint) may run past it once.
 """
 
 from __future__ import annotations
@@ -35,12 +36,12 @@ class ProbeBudget:
 
     after_run: float  # diagnosis_budget.cpu_now() when the run ended
     deadline: float
-    launch: float  # CPU seconds from a launch to its first update: the cheapest seen
+    launch: float  # CPU seconds from a launch to its second update: the cheapest seen
     launches: int = 0  # probes that ran the script
     not_started: int = 0  # probes the budget left could not launch
 
     def affords_a_launch(self) -> bool:
-        """Whether a probe started now reaches its first update within the budget."""
+        """Whether a probe started now reaches its second update within the budget."""
         if diagnosis_budget.left(self.deadline) > self.launch:
             return True
         self.not_started += 1
@@ -56,7 +57,7 @@ class ProbeBudget:
         spent = diagnosis_budget.note(self.after_run, self.deadline, RUN_MULTIPLE)
         launches = (
             f"; {self.launches} probe(s) ran the script, each {self.launch:.2f} s CPU"
-            " to its first update"
+            " to its second update"
         )
         if self.not_started:
             launches += (

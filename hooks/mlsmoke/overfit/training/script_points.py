@@ -79,8 +79,9 @@ class ScriptWatch:
     script: Path
     started: float = field(default_factory=time.perf_counter)
     started_cpu: float = field(default_factory=time.process_time)
-    # CPU seconds from the start to the first update: the script's launch (its
-    # imports, its setup), paid again by every probe that runs it
+    # CPU seconds from the start to the second update: the script's launch (its
+    # imports, its setup) and its own work after its first update (an eval at
+    # iteration 0), paid again by every probe before its curve says anything
     launch_cpu: float | None = None
     optimizer: torch.optim.Optimizer | None = None
     constructed_lr: float | None = None
@@ -239,8 +240,9 @@ def _judge_update(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> bool:
     if watch.evaluating:
         watch.eval_loss = value
         raise ScriptStopped
-    if not watch.stepped:
+    if len(evidence.losses) == 1:
         watch.launch_cpu = time.process_time() - watch.started_cpu
+    if not watch.stepped:
         watch.step_site = construction_site(watch.root, sys._getframe(3), frames=1)
         _first_step(watch, optimizer)
     note_gradients(watch, optimizer)
