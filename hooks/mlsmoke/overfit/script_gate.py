@@ -1,8 +1,9 @@
 """One gate in script mode: the project's training script trains, pinned to one batch
 (``training/script_run.py``); verdicts, diagnoses, hints and checks are the factory
-mode's. A probe re-runs the script with its own rules (an lr scale, fewer steps); a
-probe that needs what a script cannot be given (another model, float64, another
-device) is skipped, and ``-v`` says which and why."""
+mode's. A probe re-runs the script with its own rules (an lr scale, fewer steps, an
+early stop); a probe that needs what a script cannot be given (another model,
+float64, another device) is skipped, and ``-v`` says which and why. Probes share the
+gate's CPU budget after its run (``script_budget.py``)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from mlsmoke.overfit.training.script_run import (
     ScriptOutcome,
     run_script,
 )
+from mlsmoke.overfit import script_budget
+from mlsmoke.overfit.verdict import diagnosis_budget
 from mlsmoke.overfit.verdict.checks import run_checks
 from mlsmoke.overfit.verdict.diagnoses import diagnose
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -63,6 +66,7 @@ class ScriptTrainer:
         self.ranks = ranks
         self.first: ScriptOutcome | None = None
         self.skipped: list[str] = []
+        self.budget: script_budget.ProbeBudget | None = None  # set after the run
 
     def __call__(
         self,
@@ -82,7 +86,7 @@ class ScriptTrainer:
         device: str | None = None,
         dtype: str | None = None,
         on_step: StepCallback | None = None,
-        stop_early: Any = None,  # a script runs its own steps: probes end at max_steps
+        stop_early: Any = None,
         **other: Any,
     ) -> Evidence:
         if self.first is not None:
@@ -90,7 +94,11 @@ class ScriptTrainer:
         if self.deadline is not None:
             timeout = min(timeout, max(self.deadline - time.monotonic(), 0.0))
         rules = StepRules(max_steps, target_loss, target_ratio, timeout,
-                          lr_scale, flat_lr, on_step)  # fmt: skip
+                          lr_scale, flat_lr, on_step, stop_early)  # fmt: skip
+        if self.first is not None and self.budget is not None:
+            if not self.budget.affords_a_launch():
+                return script_budget.not_started(self.first.evidence, rules)
+            rules.cpu_deadline = self.budget.deadline
         if self.first is None and self.ranks is not None:
             self.first = run_script(
                 dataclasses.replace(self.script, ranks=self.ranks.world_size),
@@ -104,6 +112,8 @@ class ScriptTrainer:
         outcome = run_script(self.script, rules, seed)
         if self.first is None:
             self.first = outcome
+        if self.budget is not None:
+            self.budget.launched(outcome.watch.launch_cpu)
         return outcome.evidence
 
     def _check_supported(
@@ -163,6 +173,7 @@ def run_script_gate(
     assert settings.script is not None
     script = Script(Path.cwd(), settings.script, list(settings.args), settings.pin)
     trainer = ScriptTrainer(script, deadline, ranks)
+    started = diagnosis_budget.cpu_now()
     try:
         evidence = trainer(
             None, None, None, None,
@@ -186,12 +197,17 @@ def run_script_gate(
         trainer,
         trained_model=trainer.trained_model,
     )
+    if ranks is None:  # ranks agree on every probe's steps: no per-process budget
+        trainer.budget = script_budget.after_run(started, trainer.first)
+        run.cpu_deadline = trainer.budget.deadline
     from mlsmoke.overfit import gate
 
     diagnosis = gate.mention_timeout(diagnose(run), evidence, settings)
     result = gate.result_of(settings, evidence, diagnosis, run_checks(run))
     result.notes = _script_notes(script, evidence, ranks) + run.notes
     result.notes += sorted(set(trainer.skipped))
+    if trainer.budget is not None and run.probes:
+        result.notes.append(trainer.budget.note())
     result.recipe = gate.recipe_label(settings, evidence)
     return result, run
 

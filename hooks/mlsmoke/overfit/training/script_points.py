@@ -4,8 +4,9 @@
 - ``torch.autograd.backward`` (``loss.backward()`` calls it): the loss of each
   micro-batch, added up until the next update, as the script scales them;
 - ``optimizer.step()`` of the first optimizer built: one gate step. Before it, the
-  update's loss is recorded and the stop rules of ``engine.py`` are applied; the lr
-  scale of a probe is applied to every group for the update and undone after it;
+  update's loss is recorded and the stop rules of ``engine.py`` are applied (a
+  probe's early stop and the gate's CPU budget too); the lr scale of a probe is
+  applied to every group for the update and undone after it;
 - every module's forward at the first step: which modules the forward called.
 
 At the first step the model is found: the module on the stack that owns the most of
@@ -43,7 +44,7 @@ from mlsmoke.overfit.training.script_gradients import (
     note_gradients,
 )
 from mlsmoke.overfit.training.script_model import find_model, untrained_copy
-from mlsmoke.overfit.training.run_state import StepCallback
+from mlsmoke.overfit.training.run_state import EarlyStop, StepCallback
 
 
 class ScriptStopped(BaseException):
@@ -62,6 +63,10 @@ class StepRules:
     lr_scale: float = 1.0
     flat_lr: bool = False  # every update at the optimizer's own lr: no schedule
     on_step: StepCallback | None = None
+    stop_early: EarlyStop | None = None  # a probe's: it ends once its answer is clear
+    # The gate's CPU budget for its probes (time.process_time(), as
+    # verdict/diagnosis_budget.py counts it): a probe past it stops, timed out.
+    cpu_deadline: float | None = None
 
 
 @dataclass
@@ -73,6 +78,11 @@ class ScriptWatch:
     root: Path
     script: Path
     started: float = field(default_factory=time.perf_counter)
+    started_cpu: float = field(default_factory=time.process_time)
+    # CPU seconds from the start to the second update: the script's launch (its
+    # imports, its setup) and its own work after its first update (an eval at
+    # iteration 0), paid again by every probe before its curve says anything
+    launch_cpu: float | None = None
     optimizer: torch.optim.Optimizer | None = None
     constructed_lr: float | None = None
     optimizer_site: str = ""
@@ -92,9 +102,10 @@ class ScriptWatch:
     eval_loss: float | None = None
     phase: str = "script"  # where an error happened: script, forward, backward, step
 
-    # the surface the stop rules of engine.py read; a script runs its own steps, so
-    # its probes take no early stop and end at max_steps
-    stop_early = None
+    # the surface the stop rules of engine.py read
+    @property
+    def stop_early(self) -> EarlyStop | None:
+        return self.rules.stop_early
 
     @property
     def target_loss(self) -> float | None:
@@ -106,6 +117,10 @@ class ScriptWatch:
 
     def out_of_time(self) -> bool:
         return time.perf_counter() - self.started > self.rules.timeout
+
+    def past_cpu_deadline(self) -> bool:
+        deadline = self.rules.cpu_deadline
+        return deadline is not None and time.process_time() >= deadline
 
     @property
     def stepped(self) -> bool:
@@ -225,6 +240,8 @@ def _judge_update(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> bool:
     if watch.evaluating:
         watch.eval_loss = value
         raise ScriptStopped
+    if len(evidence.losses) == 1:
+        watch.launch_cpu = time.process_time() - watch.started_cpu
     if not watch.stepped:
         watch.step_site = construction_site(watch.root, sys._getframe(3), frames=1)
         _first_step(watch, optimizer)
@@ -236,6 +253,8 @@ def _judge_update(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> bool:
     if value != value or value in (float("inf"), float("-inf")):
         raise ScriptStopped
     if stops_after(watch, step, value):  # type: ignore[arg-type]
+        if not evidence.reached and watch.past_cpu_deadline():
+            evidence.timed_out = True  # cut by the budget: its curve refutes nothing
         if evidence.reached or evidence.timed_out or watch.model is None:
             raise ScriptStopped
         _evaluate_next_update(watch, optimizer)

@@ -28,12 +28,14 @@ def cpu_now() -> float:
     return time.process_time()
 
 
-def deadline_after_run(run_started: float) -> float:
+def deadline_after_run(run_started: float, multiple: float | None = None) -> float:
     """The CPU time (``cpu_now()``) by which a gate whose run began at
-    ``run_started`` ends its probes and interventions."""
+    ``run_started`` ends its probes and interventions: ``multiple`` (RUN_MULTIPLE)
+    times the run's own time after it, or what is left of FAILING_GATE_CPU_SECONDS."""
+    multiple = RUN_MULTIPLE if multiple is None else multiple
     now = cpu_now()
     run_seconds = now - run_started
-    return now + max(FAILING_GATE_CPU_SECONDS - run_seconds, RUN_MULTIPLE * run_seconds)
+    return now + max(FAILING_GATE_CPU_SECONDS - run_seconds, multiple * run_seconds)
 
 
 def stopping_by(deadline: float, stop_early: EarlyStop | None) -> EarlyStop:
@@ -67,11 +69,12 @@ def left(deadline: float | None) -> float:
     return math.inf if deadline is None else max(deadline - cpu_now(), 0.0)
 
 
-def note(after_run: float, deadline: float) -> str:
+def note(after_run: float, deadline: float, multiple: float | None = None) -> str:
     """``-v``: what the probes and interventions spent, begun at ``after_run``."""
+    multiple = RUN_MULTIPLE if multiple is None else multiple
     spent = cpu_now() - after_run
     return (
         f"probes and interventions: {spent:.2f} s CPU, of the"
         f" {deadline - after_run:.2f} s the gate allows after its run"
-        f" (max({FAILING_GATE_CPU_SECONDS:g} s - the run, {RUN_MULTIPLE:g} x the run))"
+        f" (max({FAILING_GATE_CPU_SECONDS:g} s - the run, {multiple:g} x the run))"
     )
