@@ -29,9 +29,10 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     learnable = raised_target(initial, target, floor)
     if reached > learnable:
         return None
+    steps = _first_at_or_below(evidence.losses, learnable, evidence.steps)
     return Diagnosis(
         MEMORIZED,
-        f"memorized the batch as far as its targets allow in {evidence.steps} steps:"
+        f"memorized the batch as far as its targets allow in {steps} steps:"
         f" loss {initial:.4g} -> {reached:.4g}, above the target {target:.4g} only by"
         f" what no model can learn (the batch's floor {floor:.4g})",
         [
@@ -44,12 +45,18 @@ def diagnose(run: GateRun) -> Diagnosis | None:
             f" rest ({initial:.4g} - {floor:.4g}) as the target is of the initial"
             " loss",
         ],
+        memorized_in=steps,
     )
 
 
 def raised_target(initial: float, target: float, floor: float) -> float:
     """The target asked of the learnable part of the loss above ``floor``."""
     return floor + (target / initial) * (initial - floor)
+
+
+def _first_at_or_below(losses: list[float], bar: float, otherwise: int) -> int:
+    """The first step whose loss is at or below ``bar``; else ``otherwise``."""
+    return next((step for step, loss in enumerate(losses) if loss <= bar), otherwise)
 
 
 def _finite(loss: float | None) -> float:
