@@ -3,9 +3,11 @@ only by what no model can learn, class targets that the inputs do not decide
 (``target_ambiguity.py``: sequences that all open with one start token, each first
 token a guess). The target is then asked of the part of the loss that can be learned:
 the floor plus the same fraction of the rest as the target is of the initial loss.
-A run that does not meet that bar either is judged against it by the diagnoses that
-follow (their probes included): a higher lr memorizes such a batch only down to its
-floor, so the bar the project's target set would refute every cause."""
+
+The raised target is the run's from then on: a pass is memorized for the checks
+(dead weights are still named), and a run short of it is judged against it by the
+diagnoses that follow, their probes included (a higher lr memorizes such a batch
+only down to its floor: the project's own target would refute every cause)."""
 
 from __future__ import annotations
 
@@ -30,14 +32,15 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if floor is None or floor <= 0:
         return None
     learnable = raised_target(initial, target, floor)
+    evidence.target = learnable  # what the checks and the diagnoses after this judge
     if reached > learnable:
-        evidence.target = learnable
         run.notes.append(
             f"target: {learnable:.4g}, raised from {target:.4g} by the batch's floor"
             f" {floor:.4g} (class targets its inputs do not decide)"
         )
         return None
     steps = _first_at_or_below(evidence.losses, learnable, evidence.steps)
+    evidence.reached, evidence.reached_at = True, steps
     return Diagnosis(
         MEMORIZED,
         f"memorized the batch as far as its targets allow in {steps} steps:"
