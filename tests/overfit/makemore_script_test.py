@@ -12,6 +12,7 @@ import torch
 from gitrepo import init_git_repo
 from makemore_shaped import (
     DETACHED_ATTENTION,
+    FLIPPED_LOSS,
     GATE_ARGS,
     LR_DIVIDED,
     Change,
@@ -69,6 +70,18 @@ def test_a_detached_attention_that_still_memorizes_names_the_dead_weights(tmp_pa
     assert code(result) == "memorized", ran.stdout
     message = warnings(result)["dead-weights"]
     assert "transformer.h.0.attn" in message and "cut from the graph" in message
+
+
+def test_a_flipped_loss_is_pointed_at_the_line_that_negates_it(tmp_path):
+    project = makemore(tmp_path, FLIPPED_LOSS)
+    ran, result = overfit(project)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert code(result) == "wrong-objective", ran.stdout
+    text = (project / "makemore.py").read_text()
+    line = text[: text.index("loss = -F.cross_entropy(")].count("\n") + 1
+    where = f"makemore.py:{line}: loss = -F.cross_entropy("
+    assert f"the loss the gate minimizes is negated at {where}" in ran.stdout
+    assert result["diagnosis"]["suggestions"][0].endswith(where)
 
 
 @pytest.mark.parametrize(

@@ -274,6 +274,14 @@ DETACHED_ATTENTION = Change(
     "        y = self.c_proj(y)\n        return y\n",
     "        y = self.c_proj(y)\n        return y.detach()\n",
 )
+# The Transformer's loss: the first of the file's cross_entropy calls.
+FLIPPED_LOSS = Change(
+    "makemore.py",
+    "        logits = self.lm_head(self.transformer.ln_f(x))\n        loss = None\n"
+    "        if targets is not None:\n            loss = F.cross_entropy(",
+    "        logits = self.lm_head(self.transformer.ln_f(x))\n        loss = None\n"
+    "        if targets is not None:\n            loss = -F.cross_entropy(",
+)
 
 
 def words(count: int = 64, seed: int = 0) -> list[str]:
