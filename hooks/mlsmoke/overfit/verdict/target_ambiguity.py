@@ -9,9 +9,11 @@ alone, so the batch's mean cross-entropy cannot fall below the entropy of those
 guesses, however long it trains.
 
 The floor is computed only where the gate's loss is shown to be the mean cross-entropy
-of the logits and class targets found (negative targets ignored), and the prefix view
-only where changing every later position of the inputs leaves each earlier output as
-it was, in the model the gate trained (or a fresh one), while the later outputs move.
+of the logits and class targets found (negative targets ignored), and only for a model
+shown to read prefixes: changing every later position of the inputs leaves each
+earlier output as it was, in the model the gate trained (or a fresh one), while the
+later outputs move. That floor is the model's structure; identical whole samples
+under two labels are the data's mistake, and the gate still fails on them.
 """
 
 from __future__ import annotations
@@ -73,8 +75,9 @@ def kept_views(
 
 
 def batch_floor(run: GateRun) -> float | None:
-    """The floor of the gate's batch (memoized); None where the loss is not shown to
-    be the cross-entropy of the targets found, or the view cannot be told."""
+    """The floor of the gate's batch for a model that reads prefixes (memoized); None
+    where the loss is not shown to be the cross-entropy of the targets found, or the
+    model is not shown to read only up to each position."""
     return remember(run, "target-ambiguity-floor", lambda: _floor(run))
 
 
@@ -91,9 +94,10 @@ def _floor(run: GateRun) -> float | None:
     fields = [(name, value) for name, value in batch_fields(capture.batch)]
     if not all(isinstance(value, torch.Tensor) for _, value in fields):
         return None  # a field no tensor comparison can read
+    if targets.dim() != 2 or not _sees_prefixes(run, capture, targets):
+        return None  # whole samples alike under two labels: the data's own mistake
     inputs = [value for _, value in fields if value is not targets]
-    prefixes = targets.dim() == 2 and _sees_prefixes(run, capture, targets)
-    views, classes = kept_views(inputs, targets, prefixes)
+    views, classes = kept_views(inputs, targets, prefixes=True)
     return ambiguity_floor(views, classes)
 
 
