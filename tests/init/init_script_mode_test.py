@@ -41,6 +41,7 @@ nanogpt_shaped = _fixture_module("nanogpt_shaped")
 argparse_shaped = _fixture_module("argparse_shaped")
 sys.modules.setdefault("nanogpt_shaped", nanogpt_shaped)  # mingpt_shaped imports it
 mingpt_shaped = _fixture_module("mingpt_shaped")
+makemore_shaped = _fixture_module("makemore_shaped")
 
 
 def gate_table(repo) -> dict:
@@ -124,6 +125,28 @@ def test_a_mingpt_repository_adopts_the_script_that_trains_through_its_trainer(
 
     passes_then_blocks(
         pre_commit, adopted, mingpt_shaped.DETACHED_ATTENTION, "FAIL no-gradient"
+    )
+
+
+def test_a_makemore_repository_is_calibrated_from_when_its_floor_was_reached(
+    tmp_path, hook_repo, pre_commit: PreCommit
+):
+    repo = makemore_shaped.write_makemore_repo(tmp_path / "makemore", configure=False)
+    adopted = adopt(repo, hook_repo)
+    output = adopted.init_output
+    assert "memorized the batch as far as its targets allow" in output, output
+    assert "the gate passed; overfit-batch is on" in output, output
+    table = gate_table(repo)
+    assert table["script"] == "makemore.py"
+    assert table["args"] == makemore_shaped.GATE_ARGS
+    # Each seed's steps are those to the bar it met, not the whole budget it ran.
+    max_steps, steps = calibrated(output)
+    assert table["max-steps"] == max_steps >= 2 * max(steps)
+    assert max_steps < 300, output
+    assert not (repo / "out").exists()
+
+    passes_then_blocks(
+        pre_commit, adopted, makemore_shaped.LR_DIVIDED, "FAIL lr-too-low"
     )
 
 

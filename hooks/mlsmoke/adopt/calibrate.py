@@ -188,5 +188,6 @@ def calibrate(root: Path, first: SeedRun) -> Calibration:
             runs.append(SeedRun(seed, False, 0, "it did not run"))
             continue
         reason = f"{result.diagnosis.code}: {result.diagnosis.summary}"
-        runs.append(SeedRun(seed, result.passed, result.steps, reason, result.seconds))
+        steps = result.steps_to_pass
+        runs.append(SeedRun(seed, result.passed, steps, reason, result.seconds))
     return calibration(runs, gate.timeout)

@@ -224,12 +224,19 @@ def verdict(returncode: int, report: Path) -> Verdict:
         if isinstance(r, dict) and r.get("verdict") != "pass"
     ]
     ran = [r for r in results if isinstance(r, dict)]
-    steps = max((r.get("steps") or 0 for r in ran), default=0)
+    steps = max((_steps_to_pass(r) for r in ran), default=0)
     seconds = max((r.get("seconds") or 0.0 for r in ran), default=0.0)
     if returncode == 0:
         return Verdict(True, "passed", steps, seconds)
     reason = reasons[0] if reasons else f"exit {returncode}"
     return Verdict(False, reason, steps, seconds)
+
+
+def _steps_to_pass(result: dict) -> int:
+    """Result.steps_to_pass, read from a --json report."""
+    diagnosis = result.get("diagnosis")
+    reached = diagnosis.get("memorized_in") if isinstance(diagnosis, dict) else None
+    return reached if isinstance(reached, int) else result.get("steps") or 0
 
 
 def _prompt(found: Candidates) -> tuple[str | None, str | None]:

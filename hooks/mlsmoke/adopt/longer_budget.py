@@ -51,5 +51,6 @@ def retry_with_more_steps(project: Project, verdict: Verdict) -> Verdict:
     if not results or not results[0].passed:
         return verdict
     result = results[0]
-    print(f"mlsmoke init: with more steps the gate passed in {result.steps} steps")
-    return Verdict(True, "passed", result.steps, result.seconds)
+    steps = result.steps_to_pass
+    print(f"mlsmoke init: with more steps the gate passed in {steps} steps")
+    return Verdict(True, "passed", steps, result.seconds)

@@ -29,6 +29,9 @@ class Diagnosis:
     # without a target that shows where the loss goes): the report draws this one.
     losses: list[float] | None = None
     steps: int | None = None
+    # A pass judged after the run, against a bar the run could not stop at: the step
+    # the loss first met that bar (what init calibrates max-steps with).
+    memorized_in: int | None = None
 
 
 @dataclass
@@ -70,6 +73,12 @@ class Result:
     @property
     def passed(self) -> bool:
         return self.verdict == PASS
+
+    @property
+    def steps_to_pass(self) -> int:
+        """The steps it took to memorize the batch (of a pass), else the steps run."""
+        reached = self.diagnosis.memorized_in
+        return self.steps if reached is None else reached
 
     @property
     def exit_code(self) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from mlsmoke.overfit.verdict.diagnoses import (
+    ambiguous_targets,
     bounded_output,
     checked_repair,
     config_error,
@@ -61,6 +62,8 @@ REGISTRY: list[Diagnoser] = [
     # a step function's broken invariant fails even a run that memorized
     *step_function.DIAGNOSERS,
     memorized.diagnose,
+    # short of the target only by what no model can learn: targets inputs do not decide
+    ambiguous_targets.diagnose,
     # a negative loss at init that its regularizer alone makes negative
     regularizer_floor.diagnose_negative_at_init,
     wrong_objective.diagnose,  # before config-error: it explains a negative init loss

@@ -3,15 +3,23 @@ zero without bound: a flipped sign, a maximized quantity, or a loss given inputs
 does not expect (``nll_loss`` on raw logits). A loss below zero is a question, not a
 success: whether it reached its target or started negative, the curve after is read,
 and only one that levels off is bounded. A loss meant to go negative (a Gaussian NLL
-with a learned variance) says so with a target-loss below zero."""
+with a learned variance) says so with a target-loss below zero. A flipped sign is
+pointed at where the project's code negates the loss (``loss_negation.py``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
 from mlsmoke.overfit.training.evidence import ProjectProblem
-from mlsmoke.overfit.verdict import curve, curve_measures, lr_range, probes
+from mlsmoke.overfit.verdict import (
+    curve,
+    curve_measures,
+    loss_negation,
+    lr_range,
+    probes,
+)
 from mlsmoke.overfit.verdict.diagnoses import _errors
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -38,6 +46,26 @@ NEGATIVE_ALLOWED = (
 
 @diagnoser(CODE)
 def diagnose(run: GateRun) -> Diagnosis | None:
+    return _naming_the_negation(run, _diagnose(run))
+
+
+def _naming_the_negation(run: GateRun, found: Diagnosis | None) -> Diagnosis | None:
+    """A flipped sign, pointed at: the project's line that negates the loss."""
+    if found is None or SUGGESTIONS[0] not in found.suggestions:
+        return found
+    where = loss_negation.negated_at(run)
+    if where is None:
+        return found
+    others = [item for item in found.suggestions if item != SUGGESTIONS[0]]
+    return dataclasses.replace(
+        found,
+        evidence=[f"the loss the gate minimizes is negated at {where}"]
+        + found.evidence,
+        suggestions=[f"minimize the loss itself, not its negative: {where}"] + others,
+    )
+
+
+def _diagnose(run: GateRun) -> Diagnosis | None:
     evidence = run.evidence
     if _errors.raised_in_forward(evidence) and re.search(
         PROBABILITIES_EXPECTED, _errors.message(evidence), re.IGNORECASE
