@@ -5,36 +5,12 @@ that ``args`` can set, else the model's config object that sets the rates
 
 from __future__ import annotations
 
-import ast
+import re
 from typing import Any
 
-from mlsmoke.adopt.script_settings import (
-    argparse_settings,
-    configurator_settings,
-    dataclass_settings,
-    dotted_settings,
-)
+from mlsmoke.overfit.verdict.script_options import settings_named
 
-READERS = (configurator_settings, argparse_settings, dataclass_settings,
-           dotted_settings)  # fmt: skip
-WORDS = ("dropout", "drop_rate", "drop_prob")
-
-
-def dropout_options(source: str) -> list[str]:
-    """The options of the script's settings named like a dropout rate."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    for read in READERS:
-        options = [
-            setting.option
-            for setting in read(tree)
-            if any(word in setting.name.lower() for word in WORDS)
-        ]
-        if options:
-            return options
-    return []
+RATE = re.compile(r"dropout|drop_rate|drop_prob")
 
 
 def config_rates(model: Any) -> tuple[str, list[str]] | None:
@@ -48,7 +24,7 @@ def config_rates(model: Any) -> tuple[str, list[str]] | None:
     rates = [
         f"{name}={value:g}"
         for name, value in values.items()
-        if any(word in name.lower() for word in WORDS)
+        if RATE.search(name.lower())
         and isinstance(value, (int, float))
         and not isinstance(value, bool)
         and value > 0
@@ -56,11 +32,11 @@ def config_rates(model: Any) -> tuple[str, list[str]] | None:
     return (type(config).__name__, rates) if rates else None
 
 
-def advice(script: str, source: str, model: Any) -> str:
-    """How the user of ``script`` (its text ``source``, its trained ``model``, None
-    when unknown) turns its dropout off for the gate: "so set ..." when args can,
-    "but ..." and where it is set when they cannot."""
-    options = dropout_options(source)
+def advice(script: str, model: Any) -> str:
+    """How the user of ``script`` (its trained ``model``, None when unknown) turns
+    its dropout off for the gate: "so set ..." when args can, "but ..." and where
+    it is set when they cannot."""
+    options = [setting.option for setting in settings_named(script, RATE)]
     if options:
         return f"so set {script}'s {' or '.join(options)} to 0 in args"
     found = config_rates(model)

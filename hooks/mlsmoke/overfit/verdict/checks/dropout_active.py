@@ -3,8 +3,6 @@ off while debugging (Karpathy's recipe)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from mlsmoke.listing import first_few
 from mlsmoke.overfit.verdict import script_dropout
 from mlsmoke.overfit.verdict.dropout import active_dropout
@@ -36,11 +34,7 @@ def check(run: GateRun) -> list[Warning]:
 
 def _script_advice(run: GateRun, script: str) -> str:
     try:
-        source = Path(script).read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        source = ""
-    try:
         model = run.trained_model() if run.trained_model else None
     except Exception:  # the script's model could not be found: no config to name
         model = None
-    return script_dropout.advice(script, source, model)
+    return script_dropout.advice(script, model)
