@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 
+from mlsmoke.adopt.script_settings import Setting
 from mlsmoke.overfit.training.evidence import Evidence
 from mlsmoke.overfit.verdict import curve_measures, probes
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
@@ -27,6 +28,8 @@ DECAYED = 0.5  # the last update's lr was under this fraction of the optimizer's
 LENGTH = re.compile(
     r"^(max_|num_|n_|total_)?(train_)?(epochs?|iters|iterations|steps)$"
 )
+# A schedule's length, which a longer run needs too: lr_decay_iters, decay_steps, ...
+SCHEDULE_LENGTH = re.compile(r"(decay|anneal|cosine|schedule)_?(iters|steps|epochs)")
 
 
 @diagnoser(CODE)
@@ -92,19 +95,34 @@ def _fixes(evidence: Evidence, args: list[str]) -> list[str]:
     scaled by the steps it fell short, when it has one."""
     script = evidence.script or ""
     scale = math.ceil(evidence.max_steps / max(evidence.steps, 1))
-    for setting in settings_named(script, LENGTH):
-        now = _given(setting.option, args, setting.default)
-        if isinstance(now, (int, float)) and not isinstance(now, bool):
-            return [
-                f"let it run the gate's max-steps: set {setting.option}="
-                f"{type(now)(now * scale):g} (now {now:g}) in [tool.mlsmoke.overfit]"
-                " args"
-            ]
+    longer = _scaled(settings_named(script, LENGTH), args, scale)
+    if longer:
+        schedule = _scaled(settings_named(script, SCHEDULE_LENGTH), args, scale)
+        return [
+            f"let it run the gate's max-steps: set {longer[0]} in"
+            " [tool.mlsmoke.overfit] args"
+            + (
+                f", and its schedule's length with it: {schedule[0]}"
+                if schedule
+                else ""
+            )
+        ]
     return [
         f"let it run the gate's max-steps ({evidence.max_steps}): give it more"
         " epochs or iterations in [tool.mlsmoke.overfit] args, through a setting"
         f" {script} reads"
     ]
+
+
+def _scaled(settings: list[Setting], args: list[str], scale: int) -> list[str]:
+    """``--name=value (now value)`` for each numeric setting, its value times
+    ``scale``."""
+    scaled = []
+    for setting in settings:
+        now = _given(setting.option, args, setting.default)
+        if isinstance(now, (int, float)) and not isinstance(now, bool):
+            scaled.append(f"{setting.option}={type(now)(now * scale):g} (now {now:g})")
+    return scaled
 
 
 def _given(option: str, args: list[str], default: object) -> object:
