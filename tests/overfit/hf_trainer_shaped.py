@@ -72,6 +72,7 @@ OWN_STEPS = 8
 def write_hf_trainer_repo(root: Path, args: list[str] | None = None) -> Path:
     """The repository at ``root`` (a git repository); with ``args``, its gate in
     script mode is configured with them."""
+    root.mkdir(parents=True, exist_ok=True)
     (root / "train.py").write_text(TRAIN)
     config = PYPROJECT
     if args is not None:
