@@ -11,7 +11,8 @@ import pytest
 from mlsmoke.overfit.verdict import checks, diagnoses, ranks
 from mlsmoke.overfit.verdict.checks import script_writes_project, step_order
 from mlsmoke.overfit.verdict.checks import target_copies_input
-from mlsmoke.overfit.verdict.diagnoses import schedule_holds_lr, step_function
+from mlsmoke.overfit.verdict.diagnoses import schedule_holds_lr, script_ended
+from mlsmoke.overfit.verdict.diagnoses import step_function
 
 from .library.cases import BUGS, CASES, CORRECT, LIGHTNING, SEQ2SEQ, VISION, Case
 from .library.cases import BERT, GPT2
@@ -43,10 +44,10 @@ OFF_THE_CPU = {"batch-not-moved"}
 # has: tests/overfit/step_function_test.py runs each, with a bug and a correct step.
 STEP_FUNCTION = set(step_function.CODES) | {step_order.CODE}
 # What only a training script gives: its schedule, the trained model a warning
-# checks, and the files it writes (tests/overfit/script_mode_test.py and
-# mingpt_script_test.py run each).
+# checks, the files it writes, and its own end (tests/overfit/script_mode_test.py,
+# mingpt_script_test.py and script_mode_trainers_test.py run each).
 SCRIPT_MODE = {schedule_holds_lr.CODE, target_copies_input.CODE,
-               script_writes_project.CODE}  # fmt: skip
+               script_writes_project.CODE, script_ended.CODE}  # fmt: skip
 # What only two or more ranks give (verdict/ranks/): tests/overfit/ddp_test.py starts
 # real ranks for each, and checks that it covers every one of them.
 DISTRIBUTED = set(ranks.CODES)

@@ -2,7 +2,8 @@
 source: a file that builds a ``torch.optim`` optimizer (or calls
 ``configure_optimizers``), calls ``backward()`` and ``step()`` in a loop, and runs as a
 script (at its top level, or under ``if __name__ == "__main__"``). The optimizer and
-the loop may be those of a project routine the script calls (``Trainer(...).run()``).
+the loop may be those of a project routine the script calls (``Trainer(...).run()``),
+or of a library's trainer (``transformers.Trainer(...).train()``).
 
 Files of benchmarks, examples, docs and tests are passed over, and so are test files
 wherever they are. ``train*.py`` comes first, then the shallowest path. Nothing is
@@ -17,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from mlsmoke.adopt import training_routines
+from mlsmoke.adopt import library_trainers, training_routines
 from mlsmoke.adopt.candidates import runs_on_import
 from mlsmoke.ast_names import dotted, last
 
@@ -89,7 +90,7 @@ def training_script(
     through one of the project's ``routines`` it calls."""
     if not (runs_on_import(tree) or _has_main_guard(tree)):
         return None
-    why = trains(tree)
+    why = trains(tree) or library_trainers.trains_through(tree)
     if why is not None:
         return why
     routine = training_routines.called_by(tree, list(routines))

@@ -231,6 +231,8 @@ def _script_notes(
         )
     if evidence.pinned:
         notes.append(f"pinned: every batch is the first of {evidence.pinned}")
+    if evidence.trainer_steps:
+        notes.append(f"steps: {evidence.trainer_steps}")
     if evidence.backwards_per_update > 1:
         notes.append(
             f"accumulation: {evidence.backwards_per_update} backward() calls per"

@@ -167,6 +167,11 @@ class Evidence:
     reached_at: int | None = None
     # Files of the project a training script wrote while the gate ran it.
     project_writes: list[str] = field(default_factory=list)
+    # A library trainer the script trained through, set to the gate's steps, and what
+    # it was set to run for (training/script_trainers.py).
+    trainer_steps: str | None = None
+    # The script ended its training itself, before the gate stopped it.
+    script_ended: bool = False
     # The step a loss reached its target below zero; the run trained on from there
     # to show whether the loss is bounded (engine.BOUND_CHECK_STEPS).
     bound_check_from: int | None = None

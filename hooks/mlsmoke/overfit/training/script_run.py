@@ -39,6 +39,7 @@ from mlsmoke.overfit.training.script_points import (
     instrumented,
 )
 from mlsmoke.overfit.training.script_process import Script, as_a_process
+from mlsmoke.overfit.training.script_trainers import trainers_run_for
 from mlsmoke.overfit.training.script_writes import recording_writes
 
 
@@ -83,12 +84,15 @@ def run_script(
         stderr = undo.enter_context(as_a_process(script))
         undo.enter_context(deterministic(seed))
         undo.enter_context(instrumented(watch))
+        # the gate's steps, the last one's eval-mode update and one to spare
+        undo.enter_context(trainers_run_for(rules.max_steps + 2, evidence))
         if rank_points is not None:
             undo.enter_context(rank_points(watch, pin))
         undo.callback(_offset_seeds(seed))
         undo.callback(_pin_batches(script, pin))
         try:
             exec(code, namespace)
+            evidence.script_ended = True
         except ScriptStopped:
             pass
         except (Exception, SystemExit) as error:
@@ -160,7 +164,8 @@ def _record_error(
         raise _not_runnable(script, error, stderr) from None
     evidence = watch.evidence
     if isinstance(error, SystemExit) and watch.stepped:
-        return  # the script ended itself, as at its own last iteration
+        evidence.script_ended = True  # as at its own last iteration
+        return
     evidence.error = error
     evidence.phase = watch.phase if watch.phase in PHASES else "forward"
     evidence.user_traceback = instruments.user_traceback(error)

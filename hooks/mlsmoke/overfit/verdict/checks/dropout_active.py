@@ -4,6 +4,7 @@ off while debugging (Karpathy's recipe)."""
 from __future__ import annotations
 
 from mlsmoke.listing import first_few
+from mlsmoke.overfit.verdict import script_dropout
 from mlsmoke.overfit.verdict.dropout import active_dropout
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Warning
@@ -21,11 +22,19 @@ def check(run: GateRun) -> list[Warning]:
         Warning(
             CODE,
             f"{len(active)} dropout module{'s' if len(active) > 1 else ''} active"
-            f" while the gate trains: {listed}; dropout slows memorization, so "
+            f" while the gate trains: {listed}; dropout slows memorization, "
             + (
-                f"set {run.evidence.script}'s dropout to 0 in args"
+                _script_advice(run, run.evidence.script)
                 if run.evidence.script
-                else "build the gate's model with dropout 0"
+                else "so build the gate's model with dropout 0"
             ),
         )
     ]
+
+
+def _script_advice(run: GateRun, script: str) -> str:
+    try:
+        model = run.trained_model() if run.trained_model else None
+    except Exception:  # the script's model could not be found: no config to name
+        model = None
+    return script_dropout.advice(script, model)

@@ -34,6 +34,7 @@ from mlsmoke.overfit.verdict.diagnoses import (
     out_of_memory,
     regularizer_floor,
     schedule_holds_lr,
+    script_ended,
     shape_error,
     step_function,
     too_slow,
@@ -93,6 +94,7 @@ REGISTRY: list[Diagnoser] = [
     weight_decay_floor.diagnose,  # and this one
     regularizer_floor.diagnose,  # and this one
     schedule_holds_lr.diagnose,  # a script's warmup: before the lr range test
+    script_ended.diagnose,  # a script's own end, not the model: before it too
     lr_too_high.diagnose,
     non_finite.diagnose,
     lr_too_low.diagnose,
