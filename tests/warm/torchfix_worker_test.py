@@ -4,14 +4,11 @@ hook runs it itself, starting no worker; the findings are the same either way.""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
 
-from faults.faultkit import TAG_VARIABLE
-
-from .warmkit import WarmProject, ready_worker
+from .warmkit import WarmProject, ready_worker, run_pre_commit
 
 CONFIG = f"""repos:
   - repo: local
@@ -33,21 +30,9 @@ LOADS = textwrap.dedent("""
 
 
 def _commit_check(project: WarmProject, **env: str) -> subprocess.CompletedProcess:
-    (project.root / ".pre-commit-config.yaml").write_text(CONFIG)
     (project.root / ".flake8").write_text(FLAKE8)
     (project.root / "loads.py").write_text(LOADS)
-    if not (project.root / ".git").exists():
-        subprocess.run(["git", "init", "-q"], cwd=project.root, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=project.root, check=True)
-    environ = {**os.environ, **project.env, TAG_VARIABLE: project.tag, **env}
-    return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
-        cwd=project.root,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    return run_pre_commit(project, CONFIG, **env)
 
 
 def _jobs_run(project: WarmProject) -> int:

@@ -58,6 +58,16 @@ def at_scale(run: GateRun, factor: float, steps: int | None = None) -> Evidence:
     )
 
 
+def at_flat_lr(run: GateRun) -> Evidence:
+    """The script run again with every update at the lr its optimizer was built with,
+    its schedule left out (script mode)."""
+    return remember(
+        run,
+        "flat-lr",
+        lambda: run.probe(flat_lr=True, timeout=probe_timeout(run)),
+    )
+
+
 def memorizing_probe(probes: list[Evidence]) -> Evidence | None:
     return next((p for p in probes if memorized(p)), None)
 

@@ -31,11 +31,7 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         return None
     if not probes.may_probe(run):
         return None
-    flat = probes.remember(
-        run,
-        "flat-lr",
-        lambda: run.probe(flat_lr=True, timeout=probes.probe_timeout(run)),
-    )
+    flat = probes.at_flat_lr(run)
     if not probes.memorized(flat):
         return None
     names = schedule_variables(run.settings.script or "")

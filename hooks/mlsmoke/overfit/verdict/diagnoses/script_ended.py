@@ -82,11 +82,7 @@ def _at_flat_lr(run: GateRun) -> Evidence | None:
     """The flat-lr probe, when it memorized: the schedule's decay was the cause."""
     if not probes.may_probe(run):
         return None
-    flat = probes.remember(
-        run,
-        "flat-lr",
-        lambda: run.probe(flat_lr=True, timeout=probes.probe_timeout(run)),
-    )
+    flat = probes.at_flat_lr(run)
     return flat if probes.memorized(flat) else None
 
 
