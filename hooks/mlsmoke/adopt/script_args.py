@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from mlsmoke.adopt.script_settings import (
+from mlsmoke.script_settings import (
     NOT_LITERAL,
     Setting,
     argparse_settings,

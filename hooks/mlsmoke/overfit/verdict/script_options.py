@@ -1,13 +1,13 @@
 """A training script's own settings that ``args`` can give, named like a knob the
 advice is about (its dropout, its epochs): read from its source as ``mlsmoke init``
-reads them (``adopt/script_settings.py``), so that advice names only what exists."""
+reads them (``script_settings.py``), so that advice names only what exists."""
 
 from __future__ import annotations
 
 import ast
 import re
 
-from mlsmoke.adopt.script_settings import (
+from mlsmoke.script_settings import (
     Setting,
     argparse_settings,
     configurator_settings,

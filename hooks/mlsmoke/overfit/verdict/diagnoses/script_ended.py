@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 
-from mlsmoke.adopt.script_settings import Setting
+from mlsmoke.script_settings import Setting
 from mlsmoke.overfit.training.evidence import Evidence
 from mlsmoke.overfit.verdict import curve_measures, probes
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
