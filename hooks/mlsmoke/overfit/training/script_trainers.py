@@ -47,6 +47,10 @@ def _extend_lightning(trainer: Any, steps: int) -> str:
     return f"Lightning's Trainer: max_steps={steps}, no max_epochs, for its own {own}"
 
 
+# An adapter: each library here is the subject, since only its own setting (not the
+# objects a rule reads) changes how many steps it runs. The gate's rules stay
+# library-blind; a trainer not listed runs for its own steps, and `script-ended`
+# judges it from the run alone.
 # module -> (class, the method that trains, how to give it the gate's steps)
 TRAINERS: dict[str, tuple[str, str, Extend]] = {
     "transformers.trainer": ("Trainer", "train", _extend_transformers),
