@@ -26,6 +26,8 @@ def test_model_and_batch_turn_the_gate_on_and_it_passes(
     config = (repo / ".pre-commit-config.yaml").read_text()
     assert "    -   id: overfit-batch\n" in config
     assert "# - id: overfit-batch" not in config
+    gate = config.split("    -   id: overfit-batch\n", 1)[1].split("-   id:", 1)[0]
+    assert "verbose: true" in gate  # a pass's warnings are shown at the commit
     # Once the gate passed, the data expectations are recorded and their hook is on.
     assert "expectations.json recorded; data-expectations is on" in adopted.init_output
     assert (repo / "expectations.json").is_file()

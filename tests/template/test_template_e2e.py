@@ -256,6 +256,28 @@ def test_training_bug_blocks_the_commit_with_its_diagnosis(
     assert "overfit one batch" in passed_hooks(output), output
 
 
+def test_a_pass_shows_its_warnings_at_the_commit(project: Project) -> None:
+    """pre-commit hides a passing hook's output; the template's `verbose: true` on
+    overfit-batch shows what the gate found on a pass: here a dropout that was on
+    while the gate trained."""
+    path = project.path / MODEL
+    original = path.read_text()
+    assert "dropout: float = 0.0" in original
+    path.write_text(
+        original.rstrip("\n").replace("dropout: float = 0.0", "dropout: float = 0.1")
+        + "\n\n\nREVISION_DROPOUT = 1\n"
+    )
+    try:
+        committed = project.commit("Turn dropout on")
+    finally:  # the next test starts from the template's model
+        path.write_text(original.rstrip("\n") + "\n\n\nREVISION_NO_DROPOUT = 1\n")
+    output = committed.stdout + committed.stderr
+    assert committed.returncode == 0, output
+    shown = hook_output(output, "overfit-batch")
+    assert "PASS" in shown and "dropout-active" in shown, output
+    assert project.commit("Turn dropout off").returncode == 0
+
+
 SAMPLER = "        sampler = DistributedSampler(dataset, seed=config.seed)\n"
 
 
