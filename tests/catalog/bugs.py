@@ -291,6 +291,12 @@ def mlp_with_dropout() -> MLPClassifier:
     return MLPClassifier(dropout=0.1)
 
 
+def mlp_with_first_layer_frozen() -> MLPClassifier:
+    model = MLPClassifier()
+    model.body[0].requires_grad_(False)  # bug: an experiment's freeze left in
+    return model
+
+
 # --- bookkeeping: which tensors really train --------------------------------------
 
 DATA = models.classification_batch()

@@ -115,7 +115,13 @@ CORRECT = [
     Case("lstm", LSTM, models.LSTMClassifier, models.sequence_batch),
     Case("gpt", LM, models.TinyGPT, models.token_batch),
     Case("bert", HF, models.TinyBertForSequenceClassification, models.text_batch),
-    Case("bert-frozen-embeddings", HF, bert_with_frozen_embeddings, models.text_batch),
+    Case(
+        "bert-frozen-embeddings",
+        HF,
+        bert_with_frozen_embeddings,
+        models.text_batch,
+        options={"frozen": ["embeddings.*"]},  # declared: frozen-parameters stays quiet
+    ),
     Case(
         "mlp-gaussian-nll-with-target-loss",
         MLP,
@@ -671,6 +677,15 @@ WARNINGS = [
         loss=models.cross_entropy,
         warnings=frozenset({"dropout-active"}),
         bug="dropout 0.1 on while memorizing",
+    ),
+    Case(
+        "mlp-first-layer-frozen",
+        MLP,
+        bugs.mlp_with_first_layer_frozen,
+        models.classification_batch,
+        loss=models.cross_entropy,
+        warnings=frozenset({"frozen-parameters"}),
+        bug="the first layer frozen; the layers after it memorize without it",
     ),
 ]
 

@@ -30,6 +30,7 @@ WARNING_CODES = {
     "degenerate-batch",
     "batch-mixing",
     "dropout-active",
+    "frozen-parameters",
     "unregistered-parameters",
 }
 

@@ -45,6 +45,7 @@ def check(
     device: str = "auto",
     seed: int = 0,
     timeout: float | None = None,
+    frozen: list[str] | None = None,
     tier: str = schema.DEFAULT_TIER,
 ) -> Result:
     """Train a copy of ``model`` on ``batch`` until the loss reaches its target.
@@ -72,6 +73,7 @@ def check(
         "device": device,
         "seed": seed,
         "timeout": timeout,
+        "frozen": frozen,
     }
     settings = _settings(options, tier)
     factories: dict[str, Callable[..., Any]] = {
@@ -117,6 +119,7 @@ def _settings(options: dict[str, Any], tier: str) -> schema.GateSettings:
         step=parsed["step"],
         accumulate=parsed["accumulate"] or 1,
         train_mode=parsed["train-mode"] is not False,
+        frozen=parsed["frozen"] or [],
         tier=tier,
         where="api",
         unset=[key for key in ("optimizer", "lr") if key not in given],

@@ -45,8 +45,10 @@ CORRECT = [
     Case("clip-in-batch-similarities", CONTRASTIVE, models.DualEncoder,
          models.image_caption_pairs, loss=models.symmetric_contrastive),  # fmt: skip
     Case("lora-adapters", LORA, models.lora_model, models.features,
-         loss=models.classify),  # fmt: skip
-    Case("lora-lightning", LORA, models.LoraFineTuner, models.features),
+         loss=models.classify, options={"frozen": ["*.base_layer.*"]}),  # fmt: skip
+    # Undeclared, the frozen base is named, with the one glob that declares it.
+    Case("lora-lightning", LORA, models.LoraFineTuner, models.features,
+         warnings=frozenset({"frozen-parameters"})),  # fmt: skip
     Case("vq-codebook", VQ, models.VQAutoencoder, models.reconstruction_batch,
          loss=models.own_loss),  # fmt: skip
     Case("binarized-straight-through", STE, models.BinarizedMLP, models.features,

@@ -522,6 +522,14 @@ WARNINGS = [
         warnings=frozenset({"dead-weights"}),
         bug="a sentence embedding averages BERT's states: its pooler is never called",
     ),
+    Case(
+        "hf-bert-first-layer-frozen",
+        BERT,
+        models.bert_first_layer_frozen,
+        text.classification_batch,
+        warnings=frozenset({"frozen-parameters"}),
+        bug="an experiment's freeze of the first encoder layer, left in",
+    ),
 ]
 
 CASES = CORRECT + BUGS + WARNINGS

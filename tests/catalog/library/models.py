@@ -58,6 +58,12 @@ def bert_classifier(**overrides: Any) -> BertForSequenceClassification:
     return BertForSequenceClassification(bert_config(**overrides))
 
 
+def bert_first_layer_frozen() -> BertForSequenceClassification:
+    model = bert_classifier()
+    model.bert.encoder.layer[0].requires_grad_(False)  # bug: a freeze left in
+    return model
+
+
 def bert_checkpointed() -> BertForSequenceClassification:
     """Recomputes each layer's activations in backward to save memory."""
     model = bert_classifier()

@@ -128,6 +128,9 @@ GATE_SCHEMA: dict[str, Key] = {
     "device": Key(device_name),
     "seed": Key(seed_value),
     "watch": Key(config.string_list),
+    "frozen": Key(
+        config.string_list, help="globs of parameter names frozen on purpose"
+    ),
     "python": Key(config.string),
     "world-size": Key(
         config.positive_int, help="ranks the gate starts, see docs/distributed.md"
@@ -160,6 +163,7 @@ class GateSettings:
     seed: int = 0
     timeout: float = TIER_DEFAULTS["commit"]["timeout"]
     watch: list[str] = field(default_factory=lambda: list(DEFAULT_WATCH))
+    frozen: list[str] = field(default_factory=list)  # parameter globs frozen on purpose
     python: str | None = None
     world_size: int = 1  # ranks under torch.distributed (docs/distributed.md)
     collective_timeout: float = DEFAULT_COLLECTIVE_TIMEOUT
@@ -316,6 +320,7 @@ def _resolve(
         seed=parsed["seed"] if parsed["seed"] is not None else 0,
         timeout=parsed["timeout"],
         watch=parsed["watch"] or list(DEFAULT_WATCH),
+        frozen=parsed["frozen"] or [],
         python=parsed["python"],
         **_distributed(parsed),
         tier=tier,
@@ -348,6 +353,7 @@ def _script_gate(
         seed=parsed["seed"] if parsed["seed"] is not None else 0,
         timeout=parsed["timeout"],
         watch=parsed["watch"] or list(DEFAULT_WATCH),
+        frozen=parsed["frozen"] or [],
         python=parsed["python"],
         **_distributed(parsed),
         tier=tier,

@@ -16,6 +16,7 @@ from mlsmoke.overfit.verdict.checks import (
     dead_weights,
     degenerate_batch,
     dropout_active,
+    frozen_parameters,
     init_loss,
     loss_mixes_samples,
     script_writes_project,
@@ -40,6 +41,7 @@ REGISTRY: list[Check] = [
     unregistered_parameters.check,
     step_order.check,
     dead_weights.check,
+    frozen_parameters.check,
     target_copies_input.check,
     script_writes_project.check,
 ]
