@@ -7,7 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from gitrepo import init_git_repo
 from main_test import make_project
+from makemore_shaped import Change, write_makemore_repo
+from script_mode_test import code, overfit, warnings
 
 from mlsmoke.cli import main as cli_main
 from mlsmoke.overfit.process.main import main
@@ -115,3 +118,21 @@ def test_a_module_frozen_wherever_it_occurs_is_declared_by_its_name():
     groups = ["model.encoder.base_layer.*", "model.classifier.base_layer.*"]
     training = ["model.encoder.lora_A.default.weight", "model.classifier.lora_B.weight"]
     assert declaration_globs(groups, training) == ["*.base_layer.*"]
+
+
+def test_a_script_that_freezes_a_block_after_building_the_model_is_named(tmp_path):
+    """Script mode reads requires_grad at the script's first update: makemore-shaped,
+    block 0 of the Transformer frozen by the script, after the model is built."""
+    frozen_block = Change(
+        "makemore.py",
+        "    model.to(args.device)\n",
+        "    model.to(args.device)\n    model.transformer.h[0].requires_grad_(False)\n",
+    )
+    project = write_makemore_repo(init_git_repo(tmp_path / "makemore"), frozen_block)
+    with (project / "pyproject.toml").open("a") as config:
+        config.write("max-steps = 100\n")
+    ran, result = overfit(project)
+    assert code(result) == "memorized", ran.stdout + ran.stderr
+    message = warnings(result)["frozen-parameters"]
+    assert message.startswith("transformer.h.0.* (")
+    assert 'tool.mlsmoke.overfit.frozen = ["transformer.h.0.*"]' in message
