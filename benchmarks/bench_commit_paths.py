@@ -22,6 +22,7 @@ basics only): what a prose commit costs before any hook of mlsmoke's.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -175,6 +176,7 @@ def _hook_ids(projects: dict[str, TemplateProject]) -> list[str]:
     return ids + [hook for hook in projects["today"].hook_ids() if hook not in ids]
 
 
+@functools.cache  # shared with bench_prose_commit in one run
 def _project(all_hooks: bool, path: str) -> TemplateProject:
     project = template_project(all_hooks, copy=f"paths-{path}")
     if path == "today":
@@ -185,6 +187,7 @@ def _project(all_hooks: bool, path: str) -> TemplateProject:
     return project
 
 
+@functools.cache
 def todays_hook_repo() -> HookRepo:
     """mlsmoke at ``TODAY_REF``, committed to a repository of its own."""
     dest = scratch_dir() / "mlsmoke-today"

@@ -22,8 +22,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mlsmoke.atomic import write_atomically
-
 CACHE_DIR = ".mlsmoke"
 KEEP_ENTRIES = 64
 PARTIAL = ".partial"
@@ -136,5 +134,7 @@ class CacheDirectory:
 def write_text_atomically(path: Path, text: str) -> None:
     """``text`` to ``path`` through a temporary file of a name no other writer has;
     0644, so that others can read .gitignore."""
+    from mlsmoke.atomic import write_atomically  # tempfile: a hit writes nothing
+
     data = text.encode("utf-8")
     write_atomically(path, data, 0o644, prefix=f".{path.name}.", suffix=PARTIAL)

@@ -10,9 +10,8 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mlsmoke.errors import ConfigError
 from mlsmoke.project_root import PYPROJECT
@@ -42,8 +41,7 @@ TOOL_KEYS = (
 Parser = Callable[[Any, str], Any]
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(NamedTuple):
     """One configuration key: how to parse its value and what it defaults to."""
 
     parse: Parser

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import NamedTuple
 
 from mlsmoke.config import TOOL_PATH, string, tool_table
@@ -57,8 +56,7 @@ print(json.dumps({"found": found, "version": list(sys.version_info[:3]), "path":
 """
 
 
-@dataclass(frozen=True)
-class Interpreter:
+class Interpreter(NamedTuple):
     """A Python interpreter, where it was found, and the probed modules' versions.
 
     ``passed_over`` stamps the import directories of the discovered candidates tried
@@ -69,11 +67,10 @@ class Interpreter:
     path: Path
     origin: str
     modules: Mapping[str, str]
-    passed_over: Mapping[str, list[int] | None] = field(default_factory=dict)
+    passed_over: Mapping[str, list[int] | None] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     path: Path
     origin: str
     explicit: bool
@@ -221,6 +218,8 @@ def probe_modules(python: Path, modules: Sequence[str]) -> dict[str, str]:
 def _probe(python: Path, modules: Sequence[str]) -> dict:
     """The probe's answer: ``found`` (module: version) and ``path`` (where ``python``
     imports from); empty when ``python`` does not run."""
+    import subprocess  # here: a cache hit only finds candidates, it starts none
+
     try:
         completed = subprocess.run(
             [str(python), "-c", _PROBE, *modules],

@@ -161,7 +161,69 @@ def test_the_fingerprint_leaves_out_prose_only(old: str, new: str, same: bool) -
     assert (before == after) is same
 
 
+DOCUMENT = """\
+Intro prose.
+
+>>> x = 1
+>>> x + 1
+2
+
+More prose.
+
+    >>> print("a")  # indented, with a tab-indented twin below
+    a
+\t>>> print("b")
+\tb
+"""
+
+
+def _doctest_examples(text: str) -> list[tuple]:
+    import doctest
+
+    examples = doctest.DocTestParser().get_examples(text)
+    return [(e.source, e.want, e.exc_msg, sorted(e.options.items())) for e in examples]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "same"),
+    [
+        ("Intro prose.", "Intro prose, longer.\n\nAnd a paragraph.", True),
+        ("More prose.", "More prose,\nwrapped.", True),
+        ("2\n\nMore", "2\n\n3\nMore", True),  # "3" is prose: a blank line before
+        ("Intro prose.", "  Intro prose, indented.", True),
+        ("2\n\nMore", "2\n3\n\nMore", False),  # a line of expected output
+        (">>> x + 1\n2", ">>> x + 1\n\n2", False),  # the output became prose
+        (">>> x + 1", ">>> x + 1  # doctest: +SKIP", False),
+        (">>> x + 1", ">>> x + 1\n... + 0", False),
+        ("\tb", "\tc", False),
+        ("    a\n", "    a\n    Trailing.\n", False),  # expected output, to doctest
+    ],
+)
+def test_a_documents_fingerprint_changes_with_its_examples_as_doctest_reads_them(
+    old: str, new: str, same: bool
+) -> None:
+    """The fingerprint reads examples without doctest; it changes exactly when
+    doctest's own parse of the examples does."""
+    from mlsmoke.doctests.requirements import parse_imports
+
+    edited = DOCUMENT.replace(old, new, 1)
+    assert edited != DOCUMENT
+    before = parse_imports(Path("README.rst"), DOCUMENT).fingerprint
+    after = parse_imports(Path("README.rst"), edited).fingerprint
+    assert (before == after) is same
+    assert (_doctest_examples(DOCUMENT) == _doctest_examples(edited)) is same
+
+
 RUN_MACHINERY = ("mlsmoke.doctests.supervise", "mlsmoke.warm.client")
+# What neither a hit nor a prose edit needs: starting a process, dataclasses (and the
+# inspect they import), an ini file's parser, doctest (a run's: pdb, unittest).
+NOT_ON_A_HIT = (
+    "subprocess",
+    "dataclasses",
+    "inspect",
+    "configparser",
+    "doctest",
+)
 _IMPORTED_BY_A_RUN = """\
 import json, sys
 from mlsmoke.cli import main
@@ -190,8 +252,9 @@ def test_a_prose_edit_reads_no_config_and_imports_no_run_machinery(
         '[tool.mlsmoke.doctest]\noptionflags = ["NO_SUCH_FLAG"]\n'
     )
     code, modules = _imported("NOTES.md", "pkg/util.py")
-    unread = {"tomllib", "mlsmoke.config", "mlsmoke.interpreter"}
-    assert code == 0 and not (unread | set(RUN_MACHINERY)) & set(modules)
+    unread = {"tomllib", "mlsmoke.config", "mlsmoke.interpreter", "tempfile"}
+    unread |= {*RUN_MACHINERY, *NOT_ON_A_HIT}
+    assert code == 0 and not unread & set(modules)
     code, modules = _imported("NOTES.md", "pyproject.toml")
     assert code == 2 and "mlsmoke.config" in modules
 
@@ -200,12 +263,17 @@ def test_a_hit_imports_no_process_or_worker_machinery(
     project: Path, write, doctest
 ) -> None:
     """A prose commit pays only for the check: the modules that start the project's
-    interpreter or reach the worker are imported by a run, not by a hit."""
+    interpreter or reach the worker are imported by a run, not by a hit, and a hit
+    imports none of the standard library's modules that only a run uses."""
     write(FILES)
     assert doctest("pkg/a.py", "README.md") == (0, "")
     code, hit = _imported("README.md")
-    assert code == 0 and not set(RUN_MACHINERY) & set(hit)
+    unneeded = {*RUN_MACHINERY, *NOT_ON_A_HIT, "tempfile"}  # nothing new to write
+    assert code == 0 and not unneeded & set(hit)
     readme = project / "README.md"
+    readme.write_text(readme.read_text().replace("Some prose.", "Better prose."))
+    code, hit = _imported("pkg/a.py", "README.md")  # the README's examples re-read
+    assert code == 0 and not {*RUN_MACHINERY, *NOT_ON_A_HIT} & set(hit)
     readme.write_text(readme.read_text().replace("two()\n2", "two() + 1\n3"))
     code, ran = _imported("README.md")
-    assert code == 0 and set(RUN_MACHINERY) <= set(ran)
+    assert code == 0 and {*RUN_MACHINERY, "subprocess"} <= set(ran)

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from mlsmoke.cache_files import CacheDirectory, CacheNotWritten
 
 NAME = "imports"
-FORMAT = 2  # bump when what is stored per file changes
+FORMAT = 3  # bump when what is stored per file changes
 MAX_FILES = 4096
 
 RawImport = tuple[str, int, list[str]]  # (module, level, names), as in the source

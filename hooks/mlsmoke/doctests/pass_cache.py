@@ -26,12 +26,14 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mlsmoke
 from mlsmoke.cache_files import CacheDirectory, settled, stat_stamp
-from mlsmoke.doctests.results import FileResult
 from mlsmoke.interpreter import still_passed_over
+
+if TYPE_CHECKING:
+    from mlsmoke.doctests.results import FileResult
 
 
 def pass_key(

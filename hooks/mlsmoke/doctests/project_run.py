@@ -2,7 +2,9 @@
 
 What only a run needs (the interpreter search, the pass cache, the worker's client,
 the report) is imported here, after :mod:`.main` has found a file with ``>>>``: a
-prose edit never imports it.
+prose edit never imports it. A pass-cache hit goes no further than :class:`Passes`:
+the source reading of :mod:`.requirements` is imported when a file's imports are not
+in the import cache, and the rest when a file runs.
 """
 
 from __future__ import annotations
@@ -14,15 +16,14 @@ from typing import TYPE_CHECKING
 
 from mlsmoke import interpreter
 from mlsmoke.cache_files import CacheNotWritten
-from mlsmoke.doctests.import_cache import ImportCache
+from mlsmoke.doctests.import_cache import ImportCache, ParsedImports
 from mlsmoke.doctests.pass_cache import DoctestPassCache, pass_key, passes_to_store
-from mlsmoke.doctests.requirements import parse_imports, required_modules
-from mlsmoke.doctests.results import FileResult
 from mlsmoke.doctests.settings import HOOK, Settings
 from mlsmoke.errors import EXIT_FAILED, EXIT_OK, Terminated
 
 if TYPE_CHECKING:
     from mlsmoke.doctests.main import ExampleFile
+    from mlsmoke.doctests.results import FileResult
     from mlsmoke.project_process import WorkerUse
 
 
@@ -83,7 +84,7 @@ class Passes:
         self.keys = {
             file.shown: pass_key(
                 file.shown,
-                imports.imports_of(file.path, file.text, parse_imports).fingerprint,
+                imports.imports_of(file.path, file.text, _parse_imports).fingerprint,
                 settings.runner_options(),
                 identities,
             )
@@ -115,6 +116,12 @@ class Passes:
             print(f"doctest: the passes are not cached: {error}", file=sys.stderr)
 
 
+def _parse_imports(path: Path, text: str) -> ParsedImports:
+    from mlsmoke.doctests.requirements import parse_imports
+
+    return parse_imports(path, text)
+
+
 def run_where_dependencies_import(
     files: list[ExampleFile],
     root: Path,
@@ -128,6 +135,7 @@ def run_where_dependencies_import(
     starts again; when no interpreter has them all, the search raises
     EnvironmentProblem, naming them.
     """
+    from mlsmoke.doctests.requirements import required_modules
     from mlsmoke.doctests.worker_use import worker_use
 
     imports = imports or ImportCache(root)

@@ -8,12 +8,14 @@ one pytest uses, whether or not it sets the option.
 
 from __future__ import annotations
 
-import configparser
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mlsmoke import config
 from mlsmoke.errors import ConfigError
+
+if TYPE_CHECKING:
+    import configparser
 
 OPTION = "doctest_optionflags"
 _INI_FILES = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"))
@@ -60,6 +62,8 @@ def _from_ini(path: Path, section: str) -> PytestFlags | None:
 
 
 def _parsed(path: Path) -> configparser.ConfigParser:
+    import configparser  # here: most projects configure pytest in pyproject.toml
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read(path, encoding="utf-8")

@@ -43,6 +43,9 @@ _EXAMPLE_IMPORT = re.compile(
     r"[ \t]+import\b)(?P<rest>.*)$",
     re.MULTILINE,
 )
+# doctest expands tabs before it reads prompts and blank lines.
+_PROMPT_LINE = re.compile(r"[ \t]*>>>")
+_BLANK_LINE = re.compile(r"[ \t]*")
 _DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 _NOT_THIRD_PARTY = frozenset(sys.stdlib_module_names) | {"__future__", "__main__"}
 
@@ -142,18 +145,22 @@ def examples_fingerprint(tree: ast.Module) -> str:
 
 
 def examples_only(text: str) -> str:
-    """The examples of a docstring or document: source, expected output, options."""
-    import doctest  # parsing only: a cached pass (parsed before) never imports it
-
-    try:
-        examples = doctest.DocTestParser().get_examples(text)
-    except ValueError:
-        return text  # malformed: the runner says so, and nothing is cached
-    return "\0".join(
-        f"{example.source}\0{example.want}\0{example.exc_msg}\0"
-        f"{sorted(example.options.items())}\0{example.indent}"
-        for example in examples
-    )
+    """The example blocks of a docstring or document: each ``>>>`` line with the
+    lines after it, up to a blank line. doctest's grammar puts an example's source
+    (a ``>>>`` line and its ``...`` lines), options and expected output (the non-blank
+    lines after it) inside these blocks, so an edit to an example changes them and
+    prose between examples does not. doctest itself is not imported: with pdb,
+    unittest and inspect, its import costs a prose commit more than the rest of
+    the hook's cached pass."""
+    blocks: list[str] = []
+    in_block = False
+    for line in text.split("\n"):  # doctest's lines: \r and \f are characters
+        if _BLANK_LINE.fullmatch(line):
+            in_block = False
+        elif in_block or _PROMPT_LINE.match(line):
+            in_block = True
+            blocks.append(line)
+    return "\n".join(blocks)
 
 
 def _digest(text: str) -> str:
