@@ -18,6 +18,7 @@ from mlsmoke.overfit.verdict.checks import (
     dropout_active,
     init_loss,
     loss_mixes_samples,
+    reads_future_tokens,
     script_writes_project,
     step_order,
     target_copies_input,
@@ -41,6 +42,7 @@ REGISTRY: list[Check] = [
     step_order.check,
     dead_weights.check,
     target_copies_input.check,
+    reads_future_tokens.check,
     script_writes_project.check,
 ]
 
