@@ -13,8 +13,10 @@ from torch import nn
 from mlsmoke.overfit import check
 from mlsmoke.overfit.verdict.checks.reads_future_tokens import (
     is_shifted_by_one,
+    loss_shifts_targets,
     next_token_fields,
 )
+from mlsmoke.overfit.verdict.forward_probes import ForwardCapture
 
 VOCAB, LENGTH, WIDTH = 16, 12, 32
 
@@ -91,8 +93,34 @@ def test_constant_rows_are_no_evidence():
 def test_the_field_named_is_the_one_the_targets_follow():
     tokens = torch.arange(12).view(2, 6)
     x, y = tokens[:, :-1], tokens[:, 1:]
-    mask = torch.ones_like(x)
-    found = next_token_fields({"mask": mask, "input_ids": x, "labels": y}, y)
-    assert found is not None
+    batch = {"mask": torch.ones_like(x), "input_ids": x, "labels": y}
+    found = next_token_fields(ForwardCapture(nn.Identity(), batch), logits(x), y)
+    assert found is not None and not found.shifted_by_the_loss
     assert (found.inputs_name, found.targets_name) == ("input_ids", "labels")
-    assert next_token_fields({"x": x.float(), "labels": y}, y) is None
+    floats = {"x": x.float(), "labels": y}
+    assert (
+        next_token_fields(ForwardCapture(nn.Identity(), floats), logits(x), y) is None
+    )
+
+
+def test_labels_equal_to_the_inputs_count_where_the_loss_shifts_them():
+    ids = torch.randint(0, VOCAB, (4, 8), generator=torch.Generator().manual_seed(0))
+    labels = ids.clone()
+    labels[:, -2:] = -100  # padding the loss ignores
+    scores = torch.randn(4, 8, VOCAB, generator=torch.Generator().manual_seed(1))
+    shifted = F.cross_entropy(scores[:, :-1].flatten(0, 1), labels[:, 1:].flatten())
+    own = F.cross_entropy(scores.flatten(0, 1), labels.flatten())
+    batch = {"input_ids": ids, "labels": labels}
+    for loss, expected in ((float(shifted), True), (float(own), False)):
+        capture = ForwardCapture(nn.Identity(), batch, loss=loss)
+        found = next_token_fields(capture, scores, labels)
+        assert loss_shifts_targets(loss, scores, labels) is expected
+        if expected:
+            assert found is not None and found.shifted_by_the_loss
+            assert (found.inputs_name, found.targets_name) == ("input_ids", "labels")
+        else:
+            assert found is None
+
+
+def logits(tokens: torch.Tensor) -> torch.Tensor:
+    return torch.zeros(*tokens.shape, VOCAB)

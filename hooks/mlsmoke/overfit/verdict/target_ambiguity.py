@@ -22,7 +22,6 @@ import math
 from collections import Counter, defaultdict
 
 import torch
-from torch.nn import functional as F
 
 from mlsmoke.overfit.verdict import forward_probes
 from mlsmoke.overfit.verdict.batch_probes import batch_fields
@@ -35,8 +34,6 @@ from mlsmoke.overfit.verdict.sequence_probes import (
     trained_or_fresh,
 )
 
-# How close the recomputed cross-entropy must be to the gate's loss to be the same.
-RTOL, ATOL = 1e-3, 1e-4
 # An output that moved less than this share of its largest value did not move.
 UNMOVED = 1e-5
 
@@ -93,7 +90,9 @@ def _floor(run: GateRun) -> float | None:
     if logits is None or logits.dim() not in (2, 3) or logits.shape[-1] < 2:
         return None
     targets = forward_probes.class_targets(capture.batch, logits)
-    if targets is None or not _is_mean_cross_entropy(capture.loss, logits, targets):
+    if targets is None or not forward_probes.is_mean_cross_entropy(
+        capture.loss, logits, targets
+    ):
         return None
     fields = [(name, value) for name, value in batch_fields(capture.batch)]
     if not all(isinstance(value, torch.Tensor) for _, value in fields):
@@ -103,16 +102,6 @@ def _floor(run: GateRun) -> float | None:
     inputs = [value for _, value in fields if value is not targets]
     views, classes = kept_views(inputs, targets, prefixes=True)
     return ambiguity_floor(views, classes)
-
-
-def _is_mean_cross_entropy(
-    loss: float, logits: torch.Tensor, targets: torch.Tensor
-) -> bool:
-    kept = targets >= 0
-    if targets.shape != logits.shape[:-1] or not bool(kept.any()):
-        return False
-    value = float(F.cross_entropy(logits.detach().float()[kept], targets[kept].long()))
-    return math.isclose(loss, value, rel_tol=RTOL, abs_tol=ATOL)
 
 
 def _sees_prefixes(

@@ -18,6 +18,7 @@ Two pieces of evidence, the second looked for only when the first holds:
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import torch
@@ -25,7 +26,10 @@ import torch
 from mlsmoke.overfit.training.batch_objects import named_tensors
 from mlsmoke.overfit.verdict import forward_probes
 from mlsmoke.overfit.verdict.checks.batch_mixing import NOISY_EVAL, moved, noise_floor
-from mlsmoke.overfit.verdict.checks.target_copies_input import field_label
+from mlsmoke.overfit.verdict.checks.target_copies_input import (
+    equal_fields,
+    field_label,
+)
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import Warning
 from mlsmoke.overfit.verdict.sequence_probes import (
@@ -40,61 +44,96 @@ CODE = "reads-future-tokens"
 SHIFTED = 0.95
 # Fewer compared positions than this could match by chance.
 MIN_POSITIONS = 4
+# A loss this many times closer to one cross-entropy than to another is that one.
+CLEARLY_CLOSER = 10.0
 
 CAUSES = (
     "look for a causal mask removed or not applied: is_causal=False in"
     " scaled_dot_product_attention, a masked_fill with the tril buffer deleted or"
-    " its result unused, attention or pooling over the whole sequence"
+    " its result unused, attention or pooling over the whole sequence, or tokens"
+    " reordered along it (a view or reshape where a transpose was meant)"
 )
 
 
 class NextTokenFields(NamedTuple):
-    """An input field and the target field that holds its next token."""
+    """An input field and the target field that holds its next token: one position
+    on in the batch, or equal to it and shifted inside the loss."""
 
     inputs_name: str
     inputs: torch.Tensor
     targets_name: str
     targets: torch.Tensor
+    shifted_by_the_loss: bool = False
 
 
 def check(run: GateRun) -> list[Warning]:
     capture = forward_probes.capture_forward(run)
-    if capture is None:
+    logits = None if capture is None else forward_probes.class_logits(capture)
+    if capture is None or logits is None:
         return []
-    logits = forward_probes.class_logits(capture)
-    targets = (
-        None if logits is None else forward_probes.class_targets(capture.batch, logits)
-    )
-    fields = None if targets is None else next_token_fields(capture.batch, targets)
-    if fields is None:
+    targets = forward_probes.class_targets(capture.batch, logits)
+    fields = None if targets is None else next_token_fields(capture, logits, targets)
+    model = None if fields is None else trained_or_fresh(run, capture)
+    if fields is None or model is None:
         return []
-    model = trained_or_fresh(run, capture)
-    found = (
-        None if model is None else _position_reading_future(run, model, capture, fields)
-    )
+    found = _position_reading_future(run, model, capture, fields)
     if found is None:
         return []
     position, cut = found
     return [_warning(run.evidence.pinned, fields, position, cut)]
 
 
-def next_token_fields(batch: object, targets: torch.Tensor) -> NextTokenFields | None:
-    """The input field whose next token ``targets`` holds, with both fields' names;
-    None when no field of the batch is one."""
+def next_token_fields(
+    capture: forward_probes.ForwardCapture, logits: torch.Tensor, targets: torch.Tensor
+) -> NextTokenFields | None:
+    """The input field whose next token the loss scores each output against: the
+    targets are that input one position on, or equal to it where the loss is the
+    cross-entropy of the outputs before the last against the targets after the first
+    (a Hugging Face causal LM shifts its labels itself)."""
     if targets.dim() != 2 or targets.shape[1] < 2:
         return None
-    named = named_tensors(batch)
+    named = named_tensors(capture.batch)
     targets_name = next((name for name, value in named if value is targets), None)
     if targets_name is None:
         return None
     for name, value in named:
-        if value is targets or value.shape != targets.shape:
-            continue
-        if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
-            continue
-        if is_shifted_by_one(value, targets):
-            return NextTokenFields(name, value, targets_name, targets)
+        if value is not targets and _is_token_field(value, targets):
+            if is_shifted_by_one(value, targets):
+                return NextTokenFields(name, value, targets_name, targets)
+    if capture.loss is None or not loss_shifts_targets(capture.loss, logits, targets):
+        return None
+    tensors = dict(named)
+    for first, second in equal_fields(capture.batch):
+        if targets_name in (first, second):
+            name = second if first == targets_name else first
+            return NextTokenFields(name, tensors[name], targets_name, targets, True)
     return None
+
+
+def _is_token_field(value: torch.Tensor, targets: torch.Tensor) -> bool:
+    if value.shape != targets.shape or value.dtype == torch.bool:
+        return False
+    return not (value.is_floating_point() or value.is_complex())
+
+
+def loss_shifts_targets(
+    loss: float, logits: torch.Tensor, targets: torch.Tensor
+) -> bool:
+    """The loss is the mean cross-entropy of the output at each position against the
+    target one position on, and clearly closer to it than to the cross-entropy
+    against the target at its own position (at init both are near log C)."""
+    if logits.dim() != 3 or tuple(logits.shape[:2]) != tuple(targets.shape):
+        return False
+    shifted = forward_probes.mean_cross_entropy(logits[:, :-1], targets[:, 1:])
+    own = forward_probes.mean_cross_entropy(logits, targets)
+    if shifted is None or not math.isclose(
+        loss,
+        shifted,
+        rel_tol=forward_probes.CROSS_ENTROPY_RTOL,
+        abs_tol=forward_probes.CROSS_ENTROPY_ATOL,
+    ):
+        return False
+    return own is None or CLEARLY_CLOSER * abs(loss - shifted) < abs(loss - own)
 
 
 def is_shifted_by_one(inputs: torch.Tensor, targets: torch.Tensor) -> bool:
@@ -142,11 +181,18 @@ def _position_reading_future(
 def _warning(pinned: str, fields: NextTokenFields, position: int, cut: int) -> Warning:
     batch = pinned or "the batch"
     length = fields.targets.shape[1]
+    targets = field_label(batch, fields.targets_name)
+    inputs = field_label(batch, fields.inputs_name)
+    found = f"the target {targets} is the input {inputs} one position on"
+    if fields.shifted_by_the_loss:
+        found = (
+            f"the loss scores the output at each position against the next position"
+            f" of the target {targets}, which holds the input {inputs}"
+        )
     return Warning(
         CODE,
-        f"the target {field_label(batch, fields.targets_name)} is the input"
-        f" {field_label(batch, fields.inputs_name)} one position on (next-token"
-        f" targets), and in eval mode the model's output at position {position}"
+        f"{found} (next-token targets), and in eval mode the model's output at"
+        f" position {position}"
         f" moved when only the inputs at positions {cut}..{length - 1} changed:"
         " the model reads the token it is asked to predict, so memorizing this batch"
         f" proves nothing; {CAUSES}",
