@@ -1,15 +1,18 @@
-"""``reads-future-tokens``: the targets are the inputs shifted by one position (a
-next-token objective), and the model's output at a position moves when only later
-inputs change. The output at position i reads input i+1, which is its own target: the
-model memorizes the batch by copying the answer (a causal mask removed or never
-applied), and the gate's pass proves nothing.
+"""``reads-future-tokens``: the loss scores the output at each position against the
+next input (a next-token objective), and that output moves when only later inputs
+change. The output at position i reads input i+1, which is its own target: the model
+memorizes the batch by copying the answer (a causal mask removed or never applied),
+and the gate's pass proves nothing.
 
 Two pieces of evidence, the second looked for only when the first holds:
 
-- data: a class-target field of shape (B, T) equals an input field of the same shape
-  one position on (``targets[:, i] == inputs[:, i + 1]``) at nearly every kept
-  position (negative targets are ignored), and not at the same position (constant
-  rows would match both ways);
+- next-token targets: a class-target field of shape (B, T) equals an input field of
+  the same shape one position on (``targets[:, i] == inputs[:, i + 1]``) at nearly
+  every kept position (negative targets ignored), and not at the same position
+  (constant rows would match both ways); or it equals the input where kept, and the
+  gate's loss on a fresh model is the cross-entropy of the outputs before the last
+  against the targets after the first, clearly closer to it than to the unshifted
+  one (a Hugging Face causal LM shifts its labels itself);
 - intervention: in eval mode, on the model the gate trained (script mode keeps it) or
   a fresh one, the input field is changed from the middle of the sequence on; outputs
   before the middle that move, well above the noise of two identical runs, read the
