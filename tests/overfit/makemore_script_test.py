@@ -15,6 +15,7 @@ from makemore_shaped import (
     FLIPPED_LOSS,
     GATE_ARGS,
     LR_DIVIDED,
+    NO_CAUSAL_MASK,
     Change,
     write_makemore_repo,
 )
@@ -70,6 +71,16 @@ def test_a_detached_attention_that_still_memorizes_names_the_dead_weights(tmp_pa
     assert code(result) == "memorized", ran.stdout
     message = warnings(result)["dead-weights"]
     assert "transformer.h.0.attn" in message and "cut from the graph" in message
+
+
+def test_attention_without_its_tril_mask_passes_with_a_warning_it_reads_ahead(
+    tmp_path,
+):
+    ran, result = overfit(makemore(tmp_path, NO_CAUSAL_MASK))
+    assert code(result) == "memorized", ran.stdout
+    message = warnings(result)["reads-future-tokens"]
+    assert "the model reads the token it is asked to predict" in message
+    assert "masked_fill with the tril buffer deleted" in message
 
 
 def test_a_flipped_loss_is_pointed_at_the_line_that_negates_it(tmp_path):

@@ -269,6 +269,11 @@ LR_DIVIDED = Change(
     'parser.add_argument("--learning-rate", "-l", type=float, default=3e-3)',
     'parser.add_argument("--learning-rate", "-l", type=float, default=3e-6)',
 )
+NO_CAUSAL_MASK = Change(
+    "makemore.py",
+    '        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))\n',
+    "",
+)
 DETACHED_ATTENTION = Change(
     "makemore.py",
     "        y = self.c_proj(y)\n        return y\n",

@@ -332,6 +332,7 @@ LR_6E7 = Change("train.py", "learning_rate = 6e-4", "learning_rate = 6e-7")
 UNSHIFTED_TARGETS = Change(
     "train.py", "data[i + 1:i + 1 + block_size]", "data[i:i + block_size]"
 )
+NO_CAUSAL_MASK = Change("model.py", "is_causal=True", "is_causal=False")
 DETACHED_ATTENTION = Change(
     "model.py",
     "x = x + self.attn(self.ln_1(x))",

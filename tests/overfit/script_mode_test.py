@@ -17,6 +17,7 @@ from nanogpt_shaped import (
     GATE_ARGS,
     LOSS_ON_WRONG_AXIS,
     LR_6E7,
+    NO_CAUSAL_MASK,
     NO_ZERO_GRAD,
     UNSHIFTED_TARGETS,
     Change,
@@ -86,6 +87,20 @@ def test_unshifted_targets_warn_that_the_model_copies_its_input(tmp_path):
     assert "target-copies-input" in found, ran.stdout
     assert "get_batch()[1]" in found["target-copies-input"]
     assert "get_batch()[0]" in found["target-copies-input"]
+
+
+def test_a_gpt_without_its_causal_mask_passes_with_a_warning_it_reads_ahead(tmp_path):
+    ran, result = overfit(nanogpt(tmp_path, NO_CAUSAL_MASK))
+    assert code(result) == "memorized", ran.stdout
+    message = warnings(result)["reads-future-tokens"]
+    assert (
+        "the target get_batch()[1] is the input get_batch()[0] one position on"
+        in message
+    )
+    assert (
+        "output at position 7 moved when only the inputs at positions 8..15" in message
+    )
+    assert "reads-future-tokens" in ran.stdout
 
 
 def test_a_detached_attention_warns_naming_the_modules_cut_from_the_graph(tmp_path):

@@ -192,6 +192,21 @@ class GPT2WithLossOnWrongAxis(nn.Module):
         return {"loss": loss, "logits": logits}
 
 
+class GPT2WithPaddingMask4D(nn.Module):
+    """A wrapper that passes GPT-2 its padding mask as a 4D attention mask."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lm = models.gpt2_lm()
+
+    def forward(self, input_ids, attention_mask, labels) -> Any:
+        batch, length = input_ids.shape
+        # bug: a 4D mask is used as given and replaces the causal one: every
+        # position attends to the whole row, the next token included
+        mask = attention_mask[:, None, None, :].expand(batch, 1, length, length)
+        return self.lm(input_ids=input_ids, attention_mask=mask.bool(), labels=labels)
+
+
 class ViTWithBatchStatistics(nn.Module):
     """A ViT that standardizes its pixels on the fly."""
 

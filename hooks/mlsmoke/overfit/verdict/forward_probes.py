@@ -4,12 +4,14 @@ where a NaN first appears, and the size of each parameter."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch.nn import functional as F
 
 from mlsmoke.overfit.training.batch_objects import tensors_in
 from mlsmoke.overfit.training.device import batch_to, placement
@@ -144,6 +146,8 @@ def logits_of(output: Any) -> torch.Tensor | None:
 
 
 TARGET_NAMES = ("labels", "label", "targets", "target", "y")
+# How close a recomputed cross-entropy must be to the gate's loss to be the same.
+CROSS_ENTROPY_RTOL, CROSS_ENTROPY_ATOL = 1e-3, 1e-4
 
 
 def class_targets(batch: Any, logits: torch.Tensor) -> torch.Tensor | None:
@@ -162,6 +166,27 @@ def class_targets(batch: Any, logits: torch.Tensor) -> torch.Tensor | None:
         if name in TARGET_NAMES:
             return value
     return candidates[-1][1] if candidates else None
+
+
+def is_mean_cross_entropy(
+    loss: float, logits: torch.Tensor, targets: torch.Tensor
+) -> bool:
+    """Whether ``loss`` is the mean cross-entropy of ``logits`` against the class
+    ``targets`` (negative targets ignored), recomputed within float noise."""
+    value = mean_cross_entropy(logits, targets)
+    return value is not None and math.isclose(
+        loss, value, rel_tol=CROSS_ENTROPY_RTOL, abs_tol=CROSS_ENTROPY_ATOL
+    )
+
+
+def mean_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> float | None:
+    """The mean cross-entropy of ``logits`` against the class ``targets`` shaped like
+    them without their class dimension, negative targets ignored; None when none is
+    kept or the shapes differ."""
+    kept = targets >= 0
+    if targets.shape != logits.shape[:-1] or not bool(kept.any()):
+        return None
+    return float(F.cross_entropy(logits.detach().float()[kept], targets[kept].long()))
 
 
 def eval_outputs_differ(run: GateRun) -> bool:

@@ -20,19 +20,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from typing import Any
 
 import torch
-from torch.nn import functional as F
 
-from mlsmoke.overfit.training.batch_objects import converted
 from mlsmoke.overfit.verdict import forward_probes
-from mlsmoke.overfit.verdict.batch_probes import batch_fields, seeded
+from mlsmoke.overfit.verdict.batch_probes import batch_fields
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.probes import remember
+from mlsmoke.overfit.verdict.sequence_probes import (
+    aligned,
+    changed_after,
+    eval_logits,
+    trained_or_fresh,
+)
 
-# How close the recomputed cross-entropy must be to the gate's loss to be the same.
-RTOL, ATOL = 1e-3, 1e-4
 # An output that moved less than this share of its largest value did not move.
 UNMOVED = 1e-5
 
@@ -63,7 +64,7 @@ def kept_views(
         sample, position = index[0], tuple(index[1:])
         seen = []
         for tensor, row in zip(inputs, rows):
-            if prefixes and position and _aligned(tensor, targets):
+            if prefixes and position and aligned(tensor, targets):
                 seen.append(
                     tuple(tensor[sample, : position[0] + 1].reshape(-1).tolist())
                 )
@@ -89,7 +90,9 @@ def _floor(run: GateRun) -> float | None:
     if logits is None or logits.dim() not in (2, 3) or logits.shape[-1] < 2:
         return None
     targets = forward_probes.class_targets(capture.batch, logits)
-    if targets is None or not _is_mean_cross_entropy(capture.loss, logits, targets):
+    if targets is None or not forward_probes.is_mean_cross_entropy(
+        capture.loss, logits, targets
+    ):
         return None
     fields = [(name, value) for name, value in batch_fields(capture.batch)]
     if not all(isinstance(value, torch.Tensor) for _, value in fields):
@@ -101,34 +104,26 @@ def _floor(run: GateRun) -> float | None:
     return ambiguity_floor(views, classes)
 
 
-def _is_mean_cross_entropy(
-    loss: float, logits: torch.Tensor, targets: torch.Tensor
-) -> bool:
-    kept = targets >= 0
-    if targets.shape != logits.shape[:-1] or not bool(kept.any()):
-        return False
-    value = float(F.cross_entropy(logits.detach().float()[kept], targets[kept].long()))
-    return math.isclose(loss, value, rel_tol=RTOL, abs_tol=ATOL)
-
-
 def _sees_prefixes(
     run: GateRun, capture: forward_probes.ForwardCapture, targets: torch.Tensor
 ) -> bool:
     """Whether the model's output at each position stays as it was when every later
     position of the inputs aligned with the targets changes, and later outputs move:
     checked at the first position and the middle one."""
-    model = _trained_or_fresh(run, capture)
+    model = trained_or_fresh(run, capture)
     length = targets.shape[1]
-    aligned = [
+    aligned_inputs = [
         value
         for _, value in batch_fields(capture.batch)
-        if value is not targets and _aligned(value, targets)
+        if value is not targets and aligned(value, targets)
     ]
-    if model is None or length < 2 or not aligned:
+    if model is None or length < 2 or not aligned_inputs:
         return False
-    before = _logits(run, model, capture.batch)
+    before = eval_logits(run, model, capture.batch)
     for cut in sorted({1, length // 2}):
-        after = _logits(run, model, _changed_after(capture.batch, aligned, cut))
+        after = eval_logits(
+            run, model, changed_after(capture.batch, aligned_inputs, cut)
+        )
         if before is None or after is None or after.shape != before.shape:
             return False
         scale = UNMOVED * (1.0 + float(before.abs().max()))
@@ -137,62 +132,6 @@ def _sees_prefixes(
         if earlier > scale or later <= 100 * scale:
             return False
     return True
-
-
-def _trained_or_fresh(run: GateRun, capture: forward_probes.ForwardCapture) -> Any:
-    """The model the gate trained (script mode keeps it): a fresh one's output may
-    not yet depend on its inputs (a head initialized at zero)."""
-    if run.trained_model is not None:
-        try:
-            return run.trained_model()
-        except Exception:
-            return None
-    return capture.model
-
-
-def _logits(run: GateRun, model: torch.nn.Module, batch: Any) -> torch.Tensor | None:
-    """The logits of one eval-mode call of ``model``, as the gate calls it."""
-    outputs: list[Any] = []
-    handle = model.register_forward_hook(lambda m, a, output: outputs.append(output))
-    was_training = model.training
-    model.eval()
-    try:
-        with seeded(run), torch.no_grad():
-            forward_probes.loss_of(run, model, batch)
-    except Exception:  # the model's own forward: no evidence either way
-        return None
-    finally:
-        handle.remove()
-        model.train(was_training)
-    found = forward_probes.logits_of(outputs[0]) if outputs else None
-    return None if found is None else found.detach().float()
-
-
-def _changed_after(batch: Any, fields: list[torch.Tensor], cut: int) -> Any:
-    """``batch`` with every position from ``cut`` on of ``fields`` drawn anew from
-    the values each field holds."""
-    generator = torch.Generator().manual_seed(0)
-    chosen = {id(tensor) for tensor in fields}
-
-    def change(tensor: torch.Tensor) -> torch.Tensor:
-        if id(tensor) not in chosen:
-            return tensor
-        changed = tensor.clone()
-        later = changed[:, cut:]
-        if tensor.is_floating_point():
-            noise = torch.randn(later.shape, generator=generator)
-            changed[:, cut:] = later + noise.to(later)
-        else:
-            low, high = int(tensor.min()), int(tensor.max())
-            drawn = torch.randint(low, high + 1, later.shape, generator=generator)
-            changed[:, cut:] = drawn.to(later)
-        return changed
-
-    return converted(batch, change, [])
-
-
-def _aligned(tensor: torch.Tensor, targets: torch.Tensor) -> bool:
-    return tensor.dim() >= 2 and tuple(tensor.shape[:2]) == tuple(targets.shape[:2])
 
 
 def _rows(tensor: torch.Tensor) -> list[tuple]:

@@ -19,6 +19,7 @@ from mlsmoke.overfit.verdict.checks import (
     frozen_parameters,
     init_loss,
     loss_mixes_samples,
+    reads_future_tokens,
     script_writes_project,
     step_order,
     target_copies_input,
@@ -43,6 +44,7 @@ REGISTRY: list[Check] = [
     dead_weights.check,
     frozen_parameters.check,
     target_copies_input.check,
+    reads_future_tokens.check,
     script_writes_project.check,
 ]
 

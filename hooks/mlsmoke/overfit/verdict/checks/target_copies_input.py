@@ -112,8 +112,8 @@ def _warning(
     batch = pinned or "the batch"
     return Warning(
         CODE,
-        f"the target {_field(batch, target)} holds the same values at the same"
-        f" positions as the input {_field(batch, source)}, and the trained model"
+        f"the target {field_label(batch, target)} holds the same values at the same"
+        f" positions as the input {field_label(batch, source)}, and the trained model"
         f" predicts it on rows it never saw (loss {shuffled:.4g} on the batch shuffled"
         f" along its sequence, {initial:.4g} untrained): it learned to copy its input;"
         " a language model's target is its input shifted by one position"
@@ -122,5 +122,5 @@ def _warning(
     )
 
 
-def _field(batch: str, name: str) -> str:
+def field_label(batch: str, name: str) -> str:
     return f"{batch}{name}" if name.startswith("[") else f"{batch}[{name!r}]"
