@@ -1,18 +1,21 @@
 """The lowest loss a batch allows: class targets that its inputs do not decide.
 
-Target positions a model sees alike (the same inputs; for a model whose output at a
-position is shown to depend only on the inputs up to it, the same prefix at the same
-position) but that hold different classes cannot all be predicted: the best any model
-does there is the share of each class among them. A language model whose sequences
-all open with one start token guesses each sequence's first token from that token
-alone, so the batch's mean cross-entropy cannot fall below the entropy of those
-guesses, however long it trains.
+Target positions a model sees alike but that hold different classes cannot all be
+predicted: the best any model does there is the share of each class among them. A
+language model whose sequences all open with one start token guesses each sequence's
+first token from that token alone, so the batch's mean cross-entropy cannot fall
+below the entropy of those guesses, however long it trains.
+
+What a model sees at a position is what it is shown to read (``reading_window.py``,
+by intervention in the model the gate trained, or a fresh one): the prefix up to the
+position, and the position, for a model whose outputs stay as they were when later
+inputs change; only the window of trailing positions its outputs read, where one
+is measured; and not the position, where the inputs shifted one position on give the
+same outputs one position on (a bigram table reads one token, at any position).
 
 The floor is computed only where the gate's loss is shown to be the mean cross-entropy
 of the logits and class targets found (negative targets ignored), and only for a model
-shown to read prefixes: changing every later position of the inputs leaves each
-earlier output as it was, in the model the gate trained (or a fresh one), while the
-later outputs move. That floor is the model's structure; identical whole samples
+shown to read prefixes. That floor is the model's structure; identical whole samples
 under two labels are the data's mistake, and the gate still fails on them.
 """
 
@@ -20,21 +23,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch.nn import functional as F
 
 from mlsmoke.overfit.training.batch_objects import converted
-from mlsmoke.overfit.verdict import forward_probes
+from mlsmoke.overfit.verdict import forward_probes, reading_window
 from mlsmoke.overfit.verdict.batch_probes import batch_fields, seeded
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.probes import remember
+from mlsmoke.overfit.verdict.reading_window import Reading
 
 # How close the recomputed cross-entropy must be to the gate's loss to be the same.
 RTOL, ATOL = 1e-3, 1e-4
-# An output that moved less than this share of its largest value did not move.
-UNMOVED = 1e-5
 
 
 def ambiguity_floor(views: list[tuple], classes: list[int]) -> float:
@@ -52,36 +54,51 @@ def ambiguity_floor(views: list[tuple], classes: list[int]) -> float:
 
 
 def kept_views(
-    inputs: list[torch.Tensor], targets: torch.Tensor, prefixes: bool
+    inputs: list[torch.Tensor], targets: torch.Tensor, reading: Reading | None
 ) -> tuple[list[tuple], list[int]]:
     """Each kept (non-negative) target's view and class. A target of shape (B,) sees
-    its sample's inputs; one of shape (B, T) also its position, and with ``prefixes``
-    only each input's row up to that position (inputs without that position: whole)."""
+    its sample's inputs; one of shape (B, T) its position too, and with a ``reading``
+    only each input's row within the window that ends at that position (the prefix
+    where the window is longer or None; inputs without that position: whole), and
+    its position only where ``reading`` says the position is read."""
     views, classes = [], []
     rows = [_rows(tensor) for tensor in inputs]
     for index in torch.nonzero(targets >= 0).tolist():
         sample, position = index[0], tuple(index[1:])
         seen = []
         for tensor, row in zip(inputs, rows):
-            if prefixes and position and _aligned(tensor, targets):
-                seen.append(
-                    tuple(tensor[sample, : position[0] + 1].reshape(-1).tolist())
-                )
+            if reading is not None and position and _aligned(tensor, targets):
+                window = tensor[
+                    sample, _first_read(reading, position[0]) : position[0] + 1
+                ]
+                seen.append(tuple(window.reshape(-1).tolist()))
             else:
                 seen.append(row[sample])
-        views.append((position, *seen))
+        where = position if reading is None or reading.positional else None
+        views.append((where, *seen))
         classes.append(int(targets[tuple(index)]))
     return views, classes
 
 
-def batch_floor(run: GateRun) -> float | None:
-    """The floor of the gate's batch for a model that reads prefixes (memoized); None
-    where the loss is not shown to be the cross-entropy of the targets found, or the
-    model is not shown to read only up to each position."""
+def _first_read(reading: Reading, position: int) -> int:
+    """The first position the output at ``position`` reads: a window shorter at the
+    start holds fewer positions, so its view stays apart from the full ones."""
+    return 0 if reading.window is None else max(0, position - reading.window + 1)
+
+
+class Floor(NamedTuple):
+    loss: float  # the least mean cross-entropy of the batch
+    reading: Reading  # what the model is shown to read, that the views hold
+
+
+def batch_floor(run: GateRun) -> Floor | None:
+    """The floor of the gate's batch for what the model reads (memoized); None where
+    the loss is not shown to be the cross-entropy of the targets found, or the model
+    is not shown to read only up to each position."""
     return remember(run, "target-ambiguity-floor", lambda: _floor(run))
 
 
-def _floor(run: GateRun) -> float | None:
+def _floor(run: GateRun) -> Floor | None:
     capture = forward_probes.capture_forward(run)
     if capture is None or capture.loss is None:
         return None
@@ -94,11 +111,12 @@ def _floor(run: GateRun) -> float | None:
     fields = [(name, value) for name, value in batch_fields(capture.batch)]
     if not all(isinstance(value, torch.Tensor) for _, value in fields):
         return None  # a field no tensor comparison can read
-    if targets.dim() != 2 or not _sees_prefixes(run, capture, targets):
+    reading = _reading(run, capture, targets) if targets.dim() == 2 else None
+    if reading is None:
         return None  # whole samples alike under two labels: the data's own mistake
     inputs = [value for _, value in fields if value is not targets]
-    views, classes = kept_views(inputs, targets, prefixes=True)
-    return ambiguity_floor(views, classes)
+    views, classes = kept_views(inputs, targets, reading)
+    return Floor(ambiguity_floor(views, classes), reading)
 
 
 def _is_mean_cross_entropy(
@@ -111,32 +129,27 @@ def _is_mean_cross_entropy(
     return math.isclose(loss, value, rel_tol=RTOL, abs_tol=ATOL)
 
 
-def _sees_prefixes(
+def _reading(
     run: GateRun, capture: forward_probes.ForwardCapture, targets: torch.Tensor
-) -> bool:
-    """Whether the model's output at each position stays as it was when every later
-    position of the inputs aligned with the targets changes, and later outputs move:
-    checked at the first position and the middle one."""
+) -> Reading | None:
+    """What the model's output at each position reads, shown by changing the inputs
+    aligned with the targets."""
     model = _trained_or_fresh(run, capture)
-    length = targets.shape[1]
-    aligned = [
-        value
+    aligned = {
+        id(value)
         for _, value in batch_fields(capture.batch)
         if value is not targets and _aligned(value, targets)
-    ]
-    if model is None or length < 2 or not aligned:
-        return False
-    before = _logits(run, model, capture.batch)
-    for cut in sorted({1, length // 2}):
-        after = _logits(run, model, _changed_after(capture.batch, aligned, cut))
-        if before is None or after is None or after.shape != before.shape:
-            return False
-        scale = UNMOVED * (1.0 + float(before.abs().max()))
-        earlier = float((after[:, :cut] - before[:, :cut]).abs().max())
-        later = float((after[:, cut:] - before[:, cut:]).abs().max())
-        if earlier > scale or later <= 100 * scale:
-            return False
-    return True
+    }
+    if model is None or not aligned:
+        return None
+
+    def outputs(edit: reading_window.Edit) -> torch.Tensor | None:
+        def change(tensor: torch.Tensor) -> torch.Tensor:
+            return edit(tensor) if id(tensor) in aligned else tensor
+
+        return _logits(run, model, converted(capture.batch, change, []))
+
+    return reading_window.measured_reading(outputs, targets.shape[1])
 
 
 def _trained_or_fresh(run: GateRun, capture: forward_probes.ForwardCapture) -> Any:
@@ -166,29 +179,6 @@ def _logits(run: GateRun, model: torch.nn.Module, batch: Any) -> torch.Tensor | 
         model.train(was_training)
     found = forward_probes.logits_of(outputs[0]) if outputs else None
     return None if found is None else found.detach().float()
-
-
-def _changed_after(batch: Any, fields: list[torch.Tensor], cut: int) -> Any:
-    """``batch`` with every position from ``cut`` on of ``fields`` drawn anew from
-    the values each field holds."""
-    generator = torch.Generator().manual_seed(0)
-    chosen = {id(tensor) for tensor in fields}
-
-    def change(tensor: torch.Tensor) -> torch.Tensor:
-        if id(tensor) not in chosen:
-            return tensor
-        changed = tensor.clone()
-        later = changed[:, cut:]
-        if tensor.is_floating_point():
-            noise = torch.randn(later.shape, generator=generator)
-            changed[:, cut:] = later + noise.to(later)
-        else:
-            low, high = int(tensor.min()), int(tensor.max())
-            drawn = torch.randint(low, high + 1, later.shape, generator=generator)
-            changed[:, cut:] = drawn.to(later)
-        return changed
-
-    return converted(batch, change, [])
 
 
 def _aligned(tensor: torch.Tensor, targets: torch.Tensor) -> bool:
