@@ -12,6 +12,9 @@ position, and the position, for a model whose outputs stay as they were when lat
 inputs change; only the window of trailing positions its outputs read, where one
 is measured; and not the position, where the inputs shifted one position on give the
 same outputs one position on (a bigram table reads one token, at any position).
+Views coarser than the prefix are taken only from a model each trainable weight of
+which had a gradient, not zero, at the first backward; weights that take no part say
+the model reads less than it was built to, and it is judged by the prefix.
 
 The floor is computed only where the gate's loss is shown to be the mean cross-entropy
 of the logits and class targets found (negative targets ignored), and only for a model
@@ -29,6 +32,7 @@ import torch
 from torch.nn import functional as F
 
 from mlsmoke.overfit.training.batch_objects import converted
+from mlsmoke.overfit.training.evidence import Evidence
 from mlsmoke.overfit.verdict import forward_probes, reading_window
 from mlsmoke.overfit.verdict.batch_probes import batch_fields, seeded
 from mlsmoke.overfit.verdict.gate_run import GateRun
@@ -114,6 +118,8 @@ def _floor(run: GateRun) -> Floor | None:
     reading = _reading(run, capture, targets) if targets.dim() == 2 else None
     if reading is None:
         return None  # whole samples alike under two labels: the data's own mistake
+    if reading.window is not None and not _every_weight_takes_part(run.evidence):
+        reading = reading_window.PREFIXES
     inputs = [value for _, value in fields if value is not targets]
     views, classes = kept_views(inputs, targets, reading)
     return Floor(ambiguity_floor(views, classes), reading)
@@ -150,6 +156,15 @@ def _reading(
         return _logits(run, model, converted(capture.batch, change, []))
 
     return reading_window.measured_reading(outputs, targets.shape[1])
+
+
+def _every_weight_takes_part(evidence: Evidence) -> bool:
+    """Whether every trainable parameter had a gradient, not zero, at the first
+    backward. Weights that take no part (blocks forward never calls, an attention
+    that sees only its own position) say the model reads less than it was built to:
+    the window it reads then is no evidence of its design."""
+    trainable = [name for name, grad in evidence.requires_grad.items() if grad]
+    return bool(trainable) and all(evidence.first_grads.get(n) for n in trainable)
 
 
 def _trained_or_fresh(run: GateRun, capture: forward_probes.ForwardCapture) -> Any:
