@@ -3,6 +3,7 @@ each is called with the edit an intervention makes to its inputs."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pytest
@@ -72,6 +73,18 @@ def called(model: Callable[[torch.Tensor], torch.Tensor]) -> Reading | None:
 )
 def test_the_reading_is_what_interventions_show(model, reading):
     assert called(model) == reading
+
+
+@pytest.mark.parametrize("model", [bigram, trigram, prefix_mean])
+def test_the_measure_takes_a_few_forwards_more_than_log2_of_the_length(model):
+    calls = []
+
+    def outputs(edit):
+        calls.append(edit)
+        return model(edit(IDS))
+
+    measured_reading(outputs, LENGTH)
+    assert len(calls) <= math.ceil(math.log2(LENGTH + 1)) + 5
 
 
 def test_a_move_below_the_tolerance_does_not_count_but_a_larger_one_does():

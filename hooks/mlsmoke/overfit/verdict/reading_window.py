@@ -71,21 +71,24 @@ class _Probe:
         self.outputs, self.before = outputs, before
         self.scale = UNMOVED * (1.0 + float(before.abs().max()))
 
-    def moved(self, edit: Edit, positions: slice) -> float | None:
-        """The largest move of the outputs at ``positions``; None: no evidence."""
+    def moved(self, edit: Edit, *positions: slice) -> list[float] | None:
+        """The largest move of the outputs at each of ``positions`` in one forward;
+        None: no evidence."""
         after = self.outputs(edit)
         if after is None or after.shape != self.before.shape:
             return None
-        return float((after[:, positions] - self.before[:, positions]).abs().max())
+        return [
+            float((after[:, part] - self.before[:, part]).abs().max())
+            for part in positions
+        ]
 
 
 def _reads_prefixes(probe: _Probe, length: int) -> bool:
     for cut in sorted({1, length // 2}):
-        edit = changed(cut, length)
-        earlier = probe.moved(edit, slice(0, cut))
-        later = probe.moved(edit, slice(cut, length))
-        if earlier is None or later is None:
+        moved = probe.moved(changed(cut, length), slice(0, cut), slice(cut, length))
+        if moved is None:
             return False
+        earlier, later = moved
         if earlier > probe.scale or later <= 100 * probe.scale:
             return False
     return True
@@ -98,7 +101,7 @@ def _window(probe: _Probe, length: int) -> int | None:
 
     def unmoved(window: int) -> bool:
         moved = probe.moved(changed(0, length - window), last)
-        return moved is not None and moved <= probe.scale
+        return moved is not None and moved[0] <= probe.scale
 
     low, high = 0, length  # a window of ``length`` changes nothing: unmoved
     while low < high:
@@ -119,7 +122,7 @@ def _confirmed(probe: _Probe, window: int, length: int) -> bool:
     if start >= length - 1:
         return True  # the last position, where the window was measured
     moved = probe.moved(changed(0, start - window + 1), slice(start, length))
-    return moved is not None and moved <= probe.scale
+    return moved is not None and moved[0] <= probe.scale
 
 
 def _same_one_position_on(probe: _Probe, window: int) -> bool:
