@@ -112,6 +112,16 @@ def test_every_changed_id_differs_and_stays_within_the_batch_range():
     assert int(edited.min()) >= int(IDS.min()) and int(edited.max()) <= int(IDS.max())
     ones = changed(0, 3)(torch.zeros(2, 3, dtype=torch.long))
     assert bool((ones == 1).all())  # one value in the batch: the next id
+    mask = torch.ones(2, 4, dtype=torch.bool)
+    assert changed(1, 4)(mask).tolist() == [[True, False, False, False]] * 2
+
+
+def test_outputs_that_turn_nan_are_no_evidence():
+    def nan_when_changed(ids: torch.Tensor) -> torch.Tensor:
+        out = bigram(ids)
+        return out if torch.equal(ids, IDS) else torch.full_like(out, float("nan"))
+
+    assert called(nan_when_changed) is None
 
 
 def test_the_reading_is_described_for_a_user():

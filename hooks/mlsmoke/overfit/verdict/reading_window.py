@@ -77,10 +77,10 @@ class _Probe:
         after = self.outputs(edit)
         if after is None or after.shape != self.before.shape:
             return None
-        return [
-            float((after[:, part] - self.before[:, part]).abs().max())
-            for part in positions
-        ]
+        moves = [(after[:, part] - self.before[:, part]).abs() for part in positions]
+        if not all(bool(torch.isfinite(move).all()) for move in moves):
+            return None  # a NaN compares as unmoved and as moved alike
+        return [float(move.max()) for move in moves]
 
 
 def _reads_prefixes(probe: _Probe, length: int) -> bool:
@@ -139,12 +139,16 @@ def _same_one_position_on(probe: _Probe, window: int) -> bool:
 
 def changed(start: int, stop: int) -> Edit:
     """An edit that changes every value at positions ``start:stop``: floats get
-    noise, ids become another id between the tensor's least and largest."""
+    noise, flags flip, ids become another id between the tensor's least and
+    largest."""
     generator = torch.Generator().manual_seed(0)
 
     def change(tensor: torch.Tensor) -> torch.Tensor:
         edited = tensor.clone()
         part = edited[:, start:stop]
+        if tensor.dtype == torch.bool:
+            edited[:, start:stop] = ~part
+            return edited
         if tensor.is_floating_point():
             noise = torch.randn(part.shape, generator=generator)
             edited[:, start:stop] = part + noise.to(part)
