@@ -5,6 +5,7 @@ usual target, at the batch's floor, and must pass; a real mistake must still fai
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -21,18 +22,28 @@ from makemore_shaped import (
 )
 from script_mode_test import code, overfit, warnings
 
+from mlsmoke.overfit.verdict.reading_window import PREFIXES, Reading
 from mlsmoke.overfit.verdict.target_ambiguity import ambiguity_floor, kept_views
 
 # A correct run memorizes the learnable part of the loss in a few dozen steps.
 BUDGET = "max-steps = 100\n"
+# A bigram's table starts at zero and AdamW moves each logit about lr per step: at
+# makemore's lr it needs about 900 updates to reach its floor.
+BIGRAM = [*GATE_ARGS, "--type=bigram"]
+BIGRAM_BUDGET = "max-steps = 1200\n"
 
 
-def makemore(tmp_path: Path, *changes: Change, args: list[str] | None = None) -> Path:
+def makemore(
+    tmp_path: Path,
+    *changes: Change,
+    args: list[str] | None = None,
+    budget: str = BUDGET,
+) -> Path:
     project = write_makemore_repo(
         init_git_repo(tmp_path / "makemore"), *changes, args=args
     )
     with (project / "pyproject.toml").open("a") as config:
-        config.write(BUDGET)
+        config.write(budget)
     return project
 
 
@@ -54,6 +65,22 @@ def test_an_mlp_chosen_by_type_passes_too(tmp_path):
     ran, result = overfit(makemore(tmp_path, args=[*GATE_ARGS, "--type=mlp"]))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert code(result) == "memorized", ran.stdout
+
+
+def test_a_bigram_passes_at_the_floor_of_the_one_token_it_reads(tmp_path):
+    ran, result = overfit(makemore(tmp_path, args=BIGRAM, budget=BIGRAM_BUDGET))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert code(result) == "memorized", ran.stdout
+    assert "the last 1 input position(s), at any position" in ran.stdout
+    # the prefix floor (0.24 on this batch) would ask for a loss no table reaches
+    assert result["final_loss"] > 0.5
+
+
+def test_a_bigram_with_its_lr_divided_by_1000_is_still_blocked(tmp_path):
+    project = makemore(tmp_path, LR_DIVIDED, args=BIGRAM, budget=BIGRAM_BUDGET)
+    ran, result = overfit(project)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert code(result) == "lr-too-low", ran.stdout
 
 
 def test_an_lr_divided_by_1000_is_blocked_at_its_argparse_line(tmp_path):
@@ -110,9 +137,32 @@ def test_the_floor_is_the_entropy_of_the_classes_each_view_holds(views, classes,
 def test_prefix_views_keep_position_and_ignore_negative_targets():
     inputs = torch.tensor([[0, 5, 6], [0, 5, 7]])
     targets = torch.tensor([[5, 6, -1], [5, 7, 0]])
-    views, classes = kept_views([inputs], targets, prefixes=True)
+    views, classes = kept_views([inputs], targets, PREFIXES)
     assert classes == [5, 6, 5, 7, 0]
     assert views[0] == views[2] == ((0,), (0,))  # both see the start token alone
     assert views[1] == views[3] == ((1,), (0, 5))  # and then the same prefix
-    whole, _ = kept_views([inputs], targets, prefixes=False)
+    whole, _ = kept_views([inputs], targets, None)
     assert whole[1] != whole[3]  # a model that reads the whole row tells them apart
+
+
+def test_a_one_token_view_at_any_position_pools_every_position_it_reads_alike():
+    inputs = torch.tensor([[0, 5, 6, 0], [0, 6, 5, 0]])
+    targets = torch.tensor([[5, 6, 0, -1], [6, 5, 0, -1]])
+    bigram = Reading(window=1, positional=False)
+    views, classes = kept_views([inputs], targets, bigram)
+    assert views == [(None, (t,)) for t in (0, 5, 6, 0, 6, 5)]
+    # after 0: 5 or 6; after 5: 6 or 0; after 6: 0 or 5; each a guess of two
+    assert ambiguity_floor(views, classes) == pytest.approx(math.log(2))
+    positional, _ = kept_views([inputs], targets, bigram._replace(positional=True))
+    assert positional[0] == ((0,), (0,)) and positional[1] == ((1,), (5,))
+    # a model that reads the prefix guesses only the first letters
+    prefix_floor = ambiguity_floor(*kept_views([inputs], targets, PREFIXES))
+    assert prefix_floor == pytest.approx(math.log(2) / 3)
+
+
+def test_a_window_keeps_the_shorter_windows_at_the_start_apart():
+    inputs = torch.tensor([[0, 0, 3, 0, 0]])
+    targets = torch.tensor([[1, 2, 4, 5, 6]])
+    views, _ = kept_views([inputs], targets, Reading(window=2, positional=False))
+    assert [view[1] for view in views] == [(0,), (0, 0), (0, 3), (3, 0), (0, 0)]
+    assert views[0] != views[1] == views[4]  # the start's one token is its own view

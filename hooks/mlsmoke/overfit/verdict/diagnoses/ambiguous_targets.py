@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from mlsmoke.overfit.verdict import target_ambiguity
+from mlsmoke.overfit.verdict import reading_window, target_ambiguity
 from mlsmoke.overfit.verdict.diagnoses._codes import diagnoser
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import MEMORIZED, Diagnosis
@@ -28,15 +28,17 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     reached = min(_finite(evidence.final_loss), _finite(evidence.eval_loss))
     if not 0 < target < reached < initial:
         return None
-    floor = target_ambiguity.batch_floor(run)
-    if floor is None or floor <= 0:
+    found = target_ambiguity.batch_floor(run)
+    if found is None or found.loss <= 0:
         return None
+    floor = found.loss
     learnable = raised_target(initial, target, floor)
     evidence.target = learnable  # what the checks and the diagnoses after this judge
     if reached > learnable:
         run.notes.append(
             f"target: {learnable:.4g}, raised from {target:.4g} by the batch's floor"
-            f" {floor:.4g} (class targets its inputs do not decide)"
+            f" {floor:.4g} (class targets not decided by what the model reads:"
+            f" {reading_window.described(found.reading)})"
         )
         return None
     steps = _first_at_or_below(evidence.losses, learnable, evidence.steps)
@@ -47,11 +49,11 @@ def diagnose(run: GateRun) -> Diagnosis | None:
         f" loss {initial:.4g} -> {reached:.4g}, above the target {target:.4g} only by"
         f" what no model can learn (the batch's floor {floor:.4g})",
         [
-            "some class targets are not decided by what the model sees: positions"
-            " with the same inputs (for a model that reads only up to each position,"
-            " the same prefix, as every sequence's first token after one start"
-            " token) hold different classes, so the mean cross-entropy cannot fall"
-            f" below {floor:.4g}",
+            "some class targets are not decided by what the model is shown to read"
+            f" ({reading_window.described(found.reading)}): positions that read the"
+            " same inputs (as every sequence's first token, after one start token)"
+            f" hold different classes, so the mean cross-entropy cannot fall below"
+            f" {floor:.4g}",
             f"judged against {learnable:.4g}: the floor plus the same share of the"
             f" rest ({initial:.4g} - {floor:.4g}) as the target is of the initial"
             " loss",
