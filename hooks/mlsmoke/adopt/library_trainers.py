@@ -11,6 +11,9 @@ import ast
 
 from mlsmoke.ast_names import dotted, last
 
+# The libraries are the subject here (an adapter): a trainer's training call is
+# found by its name. A script that trains through a trainer not listed is found
+# only by its own optimizer, backward() and step() (script_candidates.trains).
 # A library's top-level package -> the method of its trainers that trains.
 TRAINING_METHODS = {
     "transformers": "train",

@@ -10,6 +10,8 @@ from typing import Any
 
 from mlsmoke.overfit.verdict.script_options import settings_named
 
+# Names only pick which setting the advice mentions; whether dropout is on is read
+# from the modules that ran in training mode (verdict/dropout.py).
 RATE = re.compile(r"dropout|drop_rate|drop_prob")
 
 

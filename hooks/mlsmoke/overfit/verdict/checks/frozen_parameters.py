@@ -101,9 +101,6 @@ def _declaration(run: GateRun, groups: list[str]) -> str:
 
 def _sizes(run: GateRun) -> dict[str, int]:
     try:
-        if run.trained_model is not None:
-            model = run.trained_model()
-            return {name: p.numel() for name, p in model.named_parameters()}
         return forward_probes.parameter_sizes(run)
     except Exception:  # the factory's own failure: the share goes unsaid
         return {}

@@ -24,6 +24,8 @@ from mlsmoke.overfit.verdict.script_options import settings_named
 
 CODE = "script-ended"
 DECAYED = 0.5  # the last update's lr was under this fraction of the optimizer's
+# Names only pick which of the script's settings the fix mentions; whether the script
+# ended itself is read from the run (it returned before max-steps, its lr, its loss).
 # A setting of the run's length: epochs, max_iters, num_train_epochs, max_steps, ...
 LENGTH = re.compile(
     r"^(max_|num_|n_|total_)?(train_)?(epochs?|iters|iterations|steps)$"
