@@ -234,3 +234,36 @@ def test_record_writes_hand_suites_with_their_note(tmp_path: Path) -> None:
     stale.write_text(render(suite("slice-gone", {0: 1.0})))
     again = session.record(settings, evaluation([1.0, 0.0, 1.0, 0.5]), tmp_path)
     assert again.removed == [stale] and not stale.exists()
+
+
+@pytest.mark.parametrize("nan_at", [None, 0, 5, 9])
+def test_hard_takes_the_highest_losses_nan_first_and_the_lower_index_of_equals(
+    nan_at,
+) -> None:
+    from mlsmoke.suites.kinds import hard
+
+    losses = [0.5, 2.0, 0.1, 2.0, 3.0, 0.7, 2.0, 0.2, 3.0, 0.3]
+    if nan_at is not None:
+        losses[nan_at] = float("nan")
+    examples = [Example(i, f"h{i}", loss, 0.0, 0, 1) for i, loss in enumerate(losses)]
+    chosen = hard.select(Evaluation.of_examples(examples),
+                         schema.SuitesSettings(model="m:f", dataset="d:f",
+                                               hard=4))  # fmt: skip
+    ranked = sorted(range(len(losses)), key=lambda i: (
+        -(losses[i] if losses[i] == losses[i] else float("inf")), i))  # fmt: skip
+    assert chosen[0].indices == sorted(ranked[:4])
+    assert (nan_at is None) or nan_at in chosen[0].indices
+    assert (nan_at in (4, 8)) or {4, 8} <= set(chosen[0].indices)
+
+
+def test_slices_list_their_members_in_dataset_order() -> None:
+    from mlsmoke.suites.kinds import slices
+
+    names = ["b", None, "a", "b", "a", None, "b"]
+    examples = [Example(i, f"h{i}", 1.0, 1.0, 0, 0, slice=name)
+                for i, name in enumerate(names)]  # fmt: skip
+    chosen = slices.select(Evaluation.of_examples(examples),
+                           schema.SuitesSettings(model="m:f", dataset="d:f",
+                                                 slice="p:arm"))  # fmt: skip
+    assert [(s.name, s.indices) for s in chosen] == [
+        ("slice-a", [2, 4]), ("slice-b", [0, 3, 6])]  # fmt: skip

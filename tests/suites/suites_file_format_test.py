@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from mlsmoke.suites.example_lines import column_lines, row_line, value_text
+from mlsmoke.suites.example_lines import _plain, column_lines, row_line, value_text
 
 
 def floats() -> list[float]:
@@ -82,3 +82,20 @@ def test_a_label_issue_hint_is_written_with_sorted_keys() -> None:
     assert line.endswith('{"confidence": 0.912346, "index": 7, "position": null}]')
     assert json.loads(line)[6] == {"confidence": 0.912346, "index": 7,
                                    "position": None}  # fmt: skip
+
+
+def test_the_fast_writer_takes_every_finite_float_and_no_other() -> None:
+    """The lines above were made by the fast writer, not the fallback: its check
+    takes every finite float (a sum of them would overflow) and refuses NaN and
+    the infinities wherever they stand."""
+    losses = floats()
+    count = len(losses)
+    hashes = [f"{index:016x}" for index in range(count)]
+    columns = (range(count), hashes, [0] * count, [1] * count)
+    assert _plain(*columns, losses, losses)
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        for at in (0, count // 2, count - 1):
+            spoiled = losses[:at] + [bad] + losses[at + 1 :]
+            assert not _plain(*columns, losses, spoiled), (bad, at)
+    assert not _plain(*columns[:1], ["5d08808aecb9da0!"] + hashes[1:], *columns[2:],
+                      losses, losses)  # fmt: skip

@@ -4,7 +4,9 @@ the project's interpreter, and the pytest API, which evaluates in its own proces
 from __future__ import annotations
 
 import dataclasses
+import operator
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,10 +136,11 @@ def _suite_file(
     indices = sorted(selected.indices)
     e = evaluation
     columns = {"index": indices}
+    taken = _taker(indices)
     for name, column in (("hash", e.hashes), ("label", e.labels),
                          ("prediction", e.predictions), ("loss", e.losses),
                          ("score", e.scores)):  # fmt: skip
-        columns[name] = [column[i] for i in indices]
+        columns[name] = taken(column)
     if selected.kind == "hard":  # the hint's column, null where there is none
         columns[LABEL_ISSUE] = [
             flagged[i].to_json() if i in flagged else None for i in indices
@@ -147,14 +150,23 @@ def _suite_file(
                      {**stamp, "size": len(indices)})  # fmt: skip
 
 
+def _taker(indices: list[int]) -> Callable[[Sequence[Any]], list[Any]]:
+    """A function giving a column's values at ``indices``, as a list."""
+    if len(indices) == 1:
+        at = indices[0]
+        return lambda column: [column[at]]
+    getter = operator.itemgetter(*indices) if indices else lambda column: ()
+    return lambda column: list(getter(column))
+
+
 def _lines(evaluation: Evaluation, chosen: list[Selected]) -> Lines:
     """The suites' example lines, each made once from the columns."""
     indices: set[int] = set()
     for selected in chosen:
         indices.update(selected.indices)
     e = evaluation
-    every = range(len(e))
-    chosen_indices = every if indices == set(every) else sorted(indices)
+    every = range(len(e))  # the indices are the evaluation's: all of them, or fewer
+    chosen_indices = every if len(indices) == len(every) else sorted(indices)
     return column_lines(chosen_indices, e.hashes, e.labels, e.predictions, e.losses,
                         e.scores)  # fmt: skip
 

@@ -11,10 +11,13 @@ from mlsmoke.suites.settings import SuitesSettings
 
 
 def select(evaluation: Evaluation, settings: SuitesSettings) -> list[Selected]:
-    # a NaN loss ranks first: it is the hardest example there is
-    rank = [-loss if loss == loss else -math.inf for loss in evaluation.losses]
-    # nsmallest is stable: of equal losses, the lower index is taken
-    top = heapq.nsmallest(settings.hard, range(len(rank)), key=rank.__getitem__)
+    losses = evaluation.losses
+    every = range(len(losses))
+    if any(map(math.isnan, losses)):  # a NaN loss ranks first: the hardest there is
+        rank = [loss if loss == loss else math.inf for loss in losses]
+        top = heapq.nlargest(settings.hard, every, key=rank.__getitem__)
+    else:  # nlargest keeps the order of equals: of equal losses, the lower index
+        top = heapq.nlargest(settings.hard, every, key=losses.__getitem__)
     chosen = sorted(top)
     note = f"the {len(chosen)} examples with the highest loss"
     return [Selected("hard", "hard", note, chosen)]

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from itertools import compress
-
 from mlsmoke.suites.kinds import Selected
 from mlsmoke.suites.records import Evaluation
 from mlsmoke.suites.settings import SuitesSettings
@@ -13,10 +11,12 @@ from mlsmoke.suites.settings import SuitesSettings
 def select(evaluation: Evaluation, settings: SuitesSettings) -> list[Selected]:
     if settings.slice is None:
         return []
-    names = set(evaluation.slices) - {None}
-    every = range(len(evaluation.slices))
+    members: dict[str, list[int]] = {}
+    for index, name in enumerate(evaluation.slices):
+        if name is not None:
+            members.setdefault(name, []).append(index)
     return [
         Selected(f"slice-{name}", "slice", f"{settings.slice} -> {name!r}",
-                 list(compress(every, map(name.__eq__, evaluation.slices))))
-        for name in sorted(names)
+                 members[name])
+        for name in sorted(members)
     ]  # fmt: skip
