@@ -24,6 +24,7 @@ TRAIN = Frame(f"{PACKAGE}/overfit/training/engine.py", 120, "_train")
 MODEL = Frame(f"{PACKAGE}/overfit/training/setup.py", 30, "build_model")
 BATCH = Frame(f"{PACKAGE}/overfit/training/setup.py", 60, "build_batch")
 PROBE = Frame(f"{PACKAGE}/overfit/verdict/probes.py", 50, "at_lr")
+SCRIPT = Frame(f"{PACKAGE}/overfit/training/script_run.py", 94, "run_script")
 USER = Frame("/home/me/project/models.py", 12, "forward")
 LIBRARY = Frame("/usr/lib/python3.11/threading.py", 320, "wait")
 TORCH = Frame("/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", 1, "f")
@@ -36,6 +37,8 @@ def test_the_innermost_of_the_gates_functions_names_the_phase() -> None:
     assert phase_of([WORKER, GATE, PROBE, TRAIN, USER]) == "probing"
     assert phase_of([WORKER, GATE, PROBE, TRAIN, MODEL, USER]) == "model"
     assert phase_of([WORKER]) == "starting"
+    assert phase_of([WORKER, GATE, SCRIPT, USER, TORCH]) == "script"
+    assert phase_of([WORKER, GATE, PROBE, SCRIPT, USER]) == "probing"
 
 
 def test_user_frames_leave_out_mlsmoke_the_standard_library_and_torch() -> None:

@@ -29,6 +29,12 @@ _TOO_SLOW = [
     " of examples",
     "or raise {key}",
 ]
+_SCRIPT_TOO_SLOW = [
+    "make the script's run small for the gate (a smaller model and batch, few"
+    " evaluation iterations: it only needs to memorize a handful of examples),"
+    " through {args} where the script reads its settings from its arguments",
+    "or raise {key}",
+]
 
 
 @dataclass
@@ -77,6 +83,16 @@ def timed_out(gate: GateSettings, end: WorkerEnd) -> Result:
         summary += f"{stacks.DOING[phase]} never finished"
         summary += f" ({factory} had not returned)" if factory else ""
         suggestions = list(_FACTORY_HANGS)
+    elif phase == stacks.SCRIPT:
+        summary += (
+            f"the training script ({gate.script}) was still running: its own work"
+            " between the gate's updates (an evaluation loop, data loading) counts"
+            " toward the timeout too"
+        )
+        suggestions = [
+            line.format(key=gate.key_path("timeout"), args=gate.key_path("args"))
+            for line in _SCRIPT_TOO_SLOW
+        ]
     else:
         doing = stacks.DOING[phase] if phase else "the gate"
         summary += f"{doing} was still running: one step is slower than the timeout"

@@ -24,13 +24,15 @@ _LIBRARY = re.compile(r"[/\\]lib[/\\]python3\.\d+[/\\](?!site-packages|dist-pack
 
 # The phases, innermost first: the first of the gate's functions found on the stack,
 # from the innermost frame out, names what the gate was doing.
-MODEL, BATCH, IMPORT, TRAINING, PROBING, STARTING = (
-    "model", "batch", "import", "training", "probing", "starting")  # fmt: skip
+MODEL, BATCH, IMPORT, TRAINING, SCRIPT, PROBING, STARTING = (
+    "model", "batch", "import", "training", "script", "probing",
+    "starting")  # fmt: skip
 DOING = {
     IMPORT: "importing the factories' modules",
     MODEL: "building the model",
     BATCH: "building the batch",
     TRAINING: "training",
+    SCRIPT: "running the training script",
     PROBING: "probing (re-training to diagnose the run)",
     STARTING: "starting the worker",
 }
@@ -40,6 +42,7 @@ _MARKERS = (
     ("training/setup.py", "build_batch", BATCH),
     ("overfit/gate.py", "load_callable", IMPORT),
     ("training/engine.py", "_train", TRAINING),
+    ("training/script_run.py", "run_script", SCRIPT),
 )
 
 
@@ -61,7 +64,7 @@ def phase_of(frames: Sequence[Frame]) -> str:
     for frame in reversed(frames):
         for suffix, function, phase in _MARKERS:
             if frame.function == function and _is(frame, suffix):
-                return PROBING if probing and phase == TRAINING else phase
+                return PROBING if probing and phase in (TRAINING, SCRIPT) else phase
     return PROBING if probing else STARTING
 
 

@@ -125,7 +125,35 @@ def class_logits(capture: ForwardCapture) -> torch.Tensor | None:
     found = logits_of(capture.output)
     if found is None and capture.last_linear_output is not None:
         found = capture.last_linear_output
-    return found
+    return None if found is None else sequence_shaped(found, capture.batch)
+
+
+def sequence_shaped(logits: torch.Tensor, batch: Any) -> torch.Tensor:
+    """``logits`` of shape (B*T, C), flattened over samples and positions as
+    ``logits.view(-1, C)`` before a cross-entropy flattens them, in the shape
+    (B, T, C) of the batch's (B, T) class targets; any other logits as they are."""
+    if logits.dim() != 2 or class_targets(batch, logits) is not None:
+        return logits
+    rows = logits.shape[0]
+    candidates = [
+        (name, value)
+        for name, value in batch_fields(batch)
+        if _class_indices(value)
+        and value.dim() == 2
+        and 1 < value.shape[1] < rows
+        and value.shape[0] * value.shape[1] == rows
+    ]
+    named = [value for name, value in candidates if name in TARGET_NAMES]
+    chosen = named[0] if named else candidates[-1][1] if candidates else None
+    return logits if chosen is None else logits.reshape(*chosen.shape, -1)
+
+
+def _class_indices(value: Any) -> bool:
+    return (
+        isinstance(value, torch.Tensor)
+        and not value.is_floating_point()
+        and value.dtype != torch.bool
+    )
 
 
 def logits_of(output: Any) -> torch.Tensor | None:
@@ -157,10 +185,7 @@ def class_targets(batch: Any, logits: torch.Tensor) -> torch.Tensor | None:
     candidates = [
         (name, value)
         for name, value in batch_fields(batch)
-        if isinstance(value, torch.Tensor)
-        and not value.is_floating_point()
-        and value.dtype != torch.bool
-        and tuple(value.shape) == expected
+        if _class_indices(value) and tuple(value.shape) == expected
     ]
     for name, value in candidates:
         if name in TARGET_NAMES:

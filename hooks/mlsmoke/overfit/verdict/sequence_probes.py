@@ -45,7 +45,9 @@ def eval_logits(
         handle.remove()
         model.train(was_training)
     found = forward_probes.logits_of(outputs[0]) if outputs else None
-    return None if found is None else found.detach().float()
+    if found is None:
+        return None
+    return forward_probes.sequence_shaped(found, batch).detach().float()
 
 
 def changed_after(batch: Any, fields: list[torch.Tensor], cut: int) -> Any:
