@@ -59,6 +59,32 @@ def configurator_settings(tree: ast.Module) -> list[Setting]:
     return []
 
 
+def module_level_settings(tree: ast.Module) -> list[Setting]:
+    """The module's own top-level assignments of one name each, as the gate's
+    ``globals`` can give them (first assignment of a name, in order)."""
+    settings: dict[str, Setting] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id not in settings:
+            settings[target.id] = Setting(target.id, target.id, _choice(value))
+    return list(settings.values())
+
+
+def _choice(node: ast.expr) -> object:
+    """A literal's value; for a choice between two literals of one type (``'cuda'
+    if torch.cuda.is_available() else 'cpu'``), the first."""
+    if isinstance(node, ast.IfExp):
+        first, other = literal(node.body), literal(node.orelse)
+        if first is not NOT_LITERAL and type(first) is type(other):
+            return first
+    return literal(node)
+
+
 def _is_configurator(node: ast.stmt) -> bool:
     if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
         return False

@@ -42,6 +42,7 @@ argparse_shaped = _fixture_module("argparse_shaped")
 sys.modules.setdefault("nanogpt_shaped", nanogpt_shaped)  # mingpt_shaped imports it
 mingpt_shaped = _fixture_module("mingpt_shaped")
 makemore_shaped = _fixture_module("makemore_shaped")
+lecture_shaped = _fixture_module("lecture_shaped")
 
 
 def gate_table(repo) -> dict:
@@ -168,6 +169,29 @@ def test_only_a_failure_for_want_of_steps_is_retried():
     assert retried(Verdict(False, "too-slow: the loss falls steadily but needs 546"))
     assert not retried(Verdict(False, "lr-too-low: the learning rate 6e-07 is too low"))
     assert not retried(Verdict(True, "passed"))
+
+
+def test_a_script_that_reads_no_settings_is_made_small_through_its_globals(
+    tmp_path, hook_repo, pre_commit: PreCommit
+):
+    repo = lecture_shaped.write_lecture_repo(
+        tmp_path / "lecture", "gpt.py", lecture_shaped.LECTURE_SIZES, configure=False
+    )
+    adopted = adopt(repo, hook_repo)
+    output = adopted.init_output
+    assert "the gate passed; overfit-batch is on" in output, output
+    table = gate_table(repo)
+    assert table["script"] == "gpt.py" and "args" not in table
+    assert table["globals"] == {"batch_size": 4, "block_size": 16, "device": "cpu",
+                                "eval_iters": 1, "n_embd": 32, "n_head": 2,
+                                "n_layer": 2}  # fmt: skip
+    max_steps, steps = calibrated(output)
+    assert table["max-steps"] == max_steps >= 2 * max(steps)
+    assert "globals = { dropout = 0.0 }" in output  # dropout-active's advice
+
+    passes_then_blocks(
+        pre_commit, adopted, lecture_shaped.GPT_LR_DIVIDED, "FAIL lr-too-low"
+    )
 
 
 def passes_then_blocks(

@@ -185,8 +185,28 @@ def test_a_config_dataclass_parsed_from_the_command_line(parse, expected):
 
 def test_a_script_without_settings_says_which_args_to_fill():
     proposal = propose("train.py", "import torch\nmodel = torch.nn.Linear(2, 2)\n", 300)
-    assert proposal.style is None and proposal.args == []
-    assert "set args in [tool.mlsmoke.overfit]" in proposal.notes[0]
+    assert proposal.style is None and proposal.args == [] and not proposal.globals
+    assert "set args or globals in [tool.mlsmoke.overfit]" in proposal.notes[0]
+
+
+def test_a_script_that_reads_no_settings_gets_globals_for_its_literal_sizes():
+    source = textwrap.dedent("""\
+        import logging
+        import torch
+        batch_size = 64
+        n_embd = 384.0
+        device = 'cuda' if torch.cuda.is_available() else 'cpu'
+        dtype = torch.float16
+        log = logging.getLogger(__name__)
+        out_dir = 'out'
+        eval_iters = 1
+        """)
+    proposal = propose("train.py", source, 300)
+    assert proposal.style == "module-level" and proposal.args == []
+    # a value that is no literal (a dtype, a logger) is left as the script makes it
+    assert proposal.globals == {"batch_size": 4, "n_embd": 32.0, "device": "cpu",
+                                "out_dir": "{out_dir}"}  # fmt: skip
+    assert proposal.notes == []
 
 
 def test_what_a_tiny_run_needs_and_the_script_does_not_define_is_named():

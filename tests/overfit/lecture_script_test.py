@@ -9,7 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitrepo import init_git_repo
-from lecture_shaped import LR_DIVIDED, NO_TRIL_MASK, Change, write_lecture_repo
+from lecture_shaped import (
+    LECTURE_SIZES,
+    LR_DIVIDED,
+    NO_TRIL_MASK,
+    Change,
+    write_lecture_repo,
+)
 from script_mode_test import code, overfit, warnings
 
 # The bigram's table moves each logit about lr per AdamW step: at the lecture's lr
@@ -63,3 +69,37 @@ def test_a_script_still_evaluating_at_the_timeout_is_named_with_its_line(tmp_pat
     assert "one step is slower" not in summary
     assert "in estimate_loss" in ran.stdout  # the user's frame, with its line
     assert "through tool.mlsmoke.overfit.args" in ran.stdout
+
+
+def test_a_global_the_script_never_assigns_is_a_config_error_naming_the_key(
+    tmp_path,
+):
+    project = lecture(tmp_path, "gpt.py", extra="globals = { batch_sz = 4 }\n")
+    ran, result = overfit(project)
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "Traceback" not in ran.stdout + ran.stderr
+    assert (
+        "tool.mlsmoke.overfit.globals.batch_sz: gpt.py has no module-level"
+        " assignment `batch_sz = ...`" in ran.stdout
+    )
+
+
+def test_globals_make_the_lectures_sizes_small_for_the_gate(tmp_path):
+    sizes = "globals = { batch_size = 8, block_size = 16, n_embd = 32, n_head = 2,"
+    sizes += " n_layer = 2, eval_iters = 1, dropout = 0.0 }\n"
+    project = lecture(tmp_path, "gpt.py", LECTURE_SIZES, extra=sizes)
+    ran, result = overfit(project)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert code(result) == "memorized" and not warnings(result), ran.stdout
+    assert "globals: batch_size = 8, block_size = 16" in ran.stdout
+
+
+def test_an_lr_given_by_globals_is_named_there(tmp_path):
+    project = lecture(
+        tmp_path,
+        "bigram.py",
+        extra=BIGRAM_BUDGET + "globals = { learning_rate = 1e-5 }\n",
+    )
+    ran, result = overfit(project)
+    assert code(result) == "lr-too-low", ran.stdout
+    assert "globals of bigram.py (learning_rate = 1e-05)" in ran.stdout

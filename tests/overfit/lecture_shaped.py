@@ -252,6 +252,35 @@ m = model.to(device)
 )
 
 LR_DIVIDED = Change("bigram.py", "learning_rate = 1e-2", "learning_rate = 1e-5")
+# gpt.py as the lecture sizes it: a 10.8M-parameter model, minutes per step on a CPU
+LECTURE_SIZES = Change(
+    "gpt.py",
+    """batch_size = 16
+block_size = 16
+max_iters = 5000
+eval_interval = 500
+learning_rate = 1e-3
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+eval_iters = 20
+n_embd = 32
+n_head = 2
+n_layer = 2
+dropout = 0.0
+""",
+    """batch_size = 64
+block_size = 256
+max_iters = 5000
+eval_interval = 500
+learning_rate = 3e-4
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+eval_iters = 200
+n_embd = 384
+n_head = 6
+n_layer = 6
+dropout = 0.2
+""",
+)
+GPT_LR_DIVIDED = Change("gpt.py", "learning_rate = 3e-4", "learning_rate = 3e-7")
 NO_TRIL_MASK = Change(
     "gpt.py",
     "        wei = wei.masked_fill(self.tril[:T, :T] == 0, float('-inf'))\n",
@@ -270,18 +299,22 @@ def text(count: int = 400, seed: int = 0) -> str:
 
 
 def write_lecture_repo(
-    root: Path, script: str, *changes: Change, extra: str = ""
+    root: Path, script: str, *changes: Change, extra: str = "", configure: bool = True
 ) -> Path:
     """The repository at ``root`` with ``changes`` made, and script mode configured
-    for ``script`` (``bigram.py`` or ``gpt.py``), its batches pinned at get_batch."""
+    for ``script`` (``bigram.py`` or ``gpt.py``), its batches pinned at get_batch
+    (``configure=False``: as before ``mlsmoke init``; ``script`` alone is written)."""
     root.mkdir(parents=True, exist_ok=True)
     sources = {"bigram.py": BIGRAM, "gpt.py": GPT}
     for change in changes:
         assert change.old in sources[change.file], change
         sources[change.file] = sources[change.file].replace(change.old, change.new)
     for name, source in sources.items():
-        (root / name).write_text(source)
+        if configure or name == script:
+            (root / name).write_text(source)
     (root / "input.txt").write_text(text())
+    if not configure:
+        return root
     module = script.removesuffix(".py")
     (root / "pyproject.toml").write_text(
         "[tool.mlsmoke.overfit]\n"

@@ -1,5 +1,6 @@
 """dropout-active's advice in script mode names only knobs the script has: its own
-dropout setting, else the model's config that sets the rates, else the model's code."""
+dropout setting, else its module-level rate for globals, else the model's config that
+sets the rates, else the model's code."""
 
 from __future__ import annotations
 
@@ -55,3 +56,12 @@ def test_without_a_setting_the_models_config_that_sets_the_rates_is_named(script
 def test_without_a_setting_or_a_config_the_models_code_is_named(script):
     said = advice(script(NO_SETTING), object())
     assert "the model's code sets it" in said
+
+
+def test_a_module_level_rate_without_arguments_is_named_for_globals(script):
+    source = "batch_size = 64\ndropout = 0.2\nif True:\n    attn_drop_rate = 0.1\n"
+    said = advice(script(source), object())
+    assert said == (
+        "so give train.py's module-level dropout and attn_drop_rate 0 for the gate:"
+        " globals = { dropout = 0.0, attn_drop_rate = 0.0 }"
+    )

@@ -160,3 +160,13 @@ def test_arguments_after_dashes_need_a_script(tmp_path: Path) -> None:
     root = make_project(tmp_path / "factory")
     run = run_profile(root, "--", "--lr=1")
     assert_usage_error(run, "the arguments after -- are a training script's")
+
+
+def test_a_gate_global_the_script_never_assigns_names_its_key(tmp_path: Path) -> None:
+    table = '[tool.mlsmoke.overfit]\nscript = "train.py"\nglobals = { lrate = 1.0 }\n'
+    root = write_script(tmp_path / "p", "train.py", NEVER_STEPS, table)
+    assert_usage_error(
+        run_profile(root, one_cpu=True),
+        "tool.mlsmoke.overfit.globals.lrate: train.py has no module-level assignment"
+        " `lrate = ...`",
+    )

@@ -109,9 +109,14 @@ def calibration(runs: Sequence[SeedRun], timeout: float) -> Calibration:
 
 def applies(table: Any) -> bool:
     """Whether init calibrates the gate of ``table``: one gate, no max-steps set."""
+    from mlsmoke.overfit.process.settings import TABLE_KEYS
+
     if not isinstance(table, dict) or "max-steps" in table:
         return False
-    return not any(isinstance(v, dict) and k != "tiers" for k, v in table.items())
+    return not any(
+        isinstance(v, dict) and k != "tiers" and k not in TABLE_KEYS
+        for k, v in table.items()
+    )
 
 
 def calibrate_max_steps(

@@ -173,6 +173,7 @@ def _write_script(project: Project, plan: ScriptPlan) -> None:
     blocks = [
         ("script", [toml.string_line("script", plan.script.path)]),
         ("args", plan.args_lines()),
+        ("globals", plan.globals_lines()),
         ("pin", [toml.string_line("pin", plan.script.pin)] if plan.script.pin else []),
     ]
     for key, block in blocks:

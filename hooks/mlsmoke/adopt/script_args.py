@@ -19,6 +19,7 @@ from mlsmoke.script_settings import (
     configurator_settings,
     dataclass_settings,
     dotted_settings,
+    module_level_settings,
 )
 from mlsmoke.overfit.training.script_process import OUT_DIR
 
@@ -64,11 +65,16 @@ NEEDS = {
 }
 
 
+MODULE_LEVEL = "module-level"  # the style of a script that reads no settings
+
+
 @dataclass(frozen=True)
 class Proposal:
     style: str | None  # "configurator", "argparse", ...; None: none found
     args: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what is left to fill
+    # for a script that reads no settings: values for its module-level assignments
+    globals: dict[str, object] = field(default_factory=dict)
 
 
 def propose(path: str, source: str, budget: int) -> Proposal:
@@ -88,13 +94,18 @@ def propose(path: str, source: str, budget: int) -> Proposal:
         if settings:
             heads = "head" in source.lower()
             return _proposal(path, style, settings, budget, heads)
+    heads = "head" in source.lower()
+    found = _globals_proposal(path, module_level_settings(tree), budget, heads)
+    if found is not None:
+        return found
     return Proposal(
         None,
         [],
         [
-            f"{path} takes no settings mlsmoke can read (a configurator, argparse or"
-            " a config dataclass): set args in [tool.mlsmoke.overfit] to make its run"
-            " small, on the CPU and without side effects"
+            f"{path} takes no settings mlsmoke can read (a configurator, argparse, a"
+            " config dataclass or module-level assignments of sizes): set args or"
+            " globals in [tool.mlsmoke.overfit] to make its run small, on the CPU and"
+            " without side effects"
         ],
     )
 
@@ -103,18 +114,8 @@ def _proposal(
     path: str, style: str, settings: list[Setting], budget: int, heads: bool
 ) -> Proposal:
     """``heads``: whether the script mentions attention heads at all."""
-    by_name = {setting.name.lower(): setting for setting in settings}
-    wanted = dict(TINY)
-    if heads and not set(HEADS) & set(by_name):
-        for width in WIDTHS:  # heads set elsewhere may not divide a width of 32
-            wanted.pop(width)
-    wanted.update(dict.fromkeys(WARMUPS, max(1, budget // 30)))
-    wanted.update(dict.fromkeys(ACCUMULATION, 2))
     args = []
-    for setting in settings:
-        value = wanted.get(setting.name.lower(), NOT_LITERAL)
-        if value is NOT_LITERAL or not _changes(setting, value, budget):
-            continue
+    for setting, value in _tiny_values(settings, budget, heads):
         arg = command_line(setting, value)
         if arg is not None:
             args.append(arg)
@@ -123,13 +124,56 @@ def _proposal(
         for setting in settings
         if setting.required
     ]
-    missing = [need for need, names in NEEDS.items() if not set(names) & set(by_name)]
-    if missing:
-        notes.append(
-            f"{path} has no setting for {', '.join(missing)}; if its run needs one,"
-            " add it to args in [tool.mlsmoke.overfit]"
-        )
-    return Proposal(style, args, notes)
+    return Proposal(style, args, notes + _missing(path, settings, "args"))
+
+
+def _globals_proposal(
+    path: str, settings: list[Setting], budget: int, heads: bool
+) -> Proposal | None:
+    """The values ``globals`` gives a script that reads no settings, for the
+    module-level assignments it has of a literal (a value of another kind, as
+    ``torch.float16`` or a logger, is left as the script makes it); None when none
+    needs one."""
+    given: dict[str, object] = {}
+    literals = [setting for setting in settings if setting.default is not NOT_LITERAL]
+    for setting, value in _tiny_values(literals, budget, heads):
+        if isinstance(setting.default, float) and type(value) is int:
+            value = float(value)  # as the script wrote it
+        given[setting.name] = value
+    if not given:
+        return None
+    notes = _missing(path, settings, "globals")
+    return Proposal(MODULE_LEVEL, [], notes, given)
+
+
+def _tiny_values(
+    settings: list[Setting], budget: int, heads: bool
+) -> list[tuple[Setting, object]]:
+    """Each setting a tiny run changes, with its value there."""
+    by_name = {setting.name.lower(): setting for setting in settings}
+    wanted = dict(TINY)
+    if heads and not set(HEADS) & set(by_name):
+        for width in WIDTHS:  # heads set elsewhere may not divide a width of 32
+            wanted.pop(width)
+    wanted.update(dict.fromkeys(WARMUPS, max(1, budget // 30)))
+    wanted.update(dict.fromkeys(ACCUMULATION, 2))
+    chosen = []
+    for setting in settings:
+        value = wanted.get(setting.name.lower(), NOT_LITERAL)
+        if value is not NOT_LITERAL and _changes(setting, value, budget):
+            chosen.append((setting, value))
+    return chosen
+
+
+def _missing(path: str, settings: list[Setting], key: str) -> list[str]:
+    names = {setting.name.lower() for setting in settings}
+    missing = [need for need, those in NEEDS.items() if not set(those) & names]
+    if not missing:
+        return []
+    return [
+        f"{path} has no setting for {', '.join(missing)}; if its run needs one,"
+        f" add it to {key} in [tool.mlsmoke.overfit]"
+    ]
 
 
 def _changes(setting: Setting, value: object, budget: int) -> bool:

@@ -37,6 +37,14 @@ class ScriptPlan:
             return [line]
         return ["args = [", *(f"    {json.dumps(arg)}," for arg in args), "]"]
 
+    def globals_lines(self) -> list[str]:
+        """``globals = { ... }`` as pyproject.toml gets it (none when empty)."""
+        given = self.proposal.globals
+        if not given:
+            return []
+        values = ", ".join(f"{name} = {_toml(value)}" for name, value in given.items())
+        return [f"globals = {{ {values} }}"]
+
     def notes(self) -> list[str]:
         proposed = self.proposal.style or "no"
         what = (
@@ -44,6 +52,11 @@ class ScriptPlan:
             if self.proposal.args
             else "no args"
         )
+        if self.proposal.globals:
+            what = (
+                "no args; globals for its module-level assignments: "
+                + self.globals_lines()[0].removeprefix("globals = ")
+            )
         return [f"{self.script.path}: {what}", *self.proposal.notes]
 
 
@@ -57,3 +70,12 @@ def find(root: Path, paths: Iterable[str], budget: int) -> ScriptPlan | None:
     except (OSError, UnicodeDecodeError):
         return None
     return ScriptPlan(found, script_args.propose(found.path, source, budget))
+
+
+def _toml(value: object) -> str:
+    """A proposed value (a string, number or boolean) as TOML writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(value)

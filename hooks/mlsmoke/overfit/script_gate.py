@@ -25,6 +25,7 @@ from mlsmoke.overfit.training.script_run import (
     run_script,
 )
 from mlsmoke.overfit import script_budget
+from mlsmoke.overfit.training import script_globals
 from mlsmoke.overfit.verdict import diagnosis_budget
 from mlsmoke.overfit.verdict.checks import run_checks
 from mlsmoke.overfit.verdict.diagnoses import diagnose
@@ -171,7 +172,8 @@ def run_script_gate(
     """The gate's Result for ``settings.script``; with ``ranks``, as one of torchrun's
     ranks (rank 0: its probes then run the script as one process)."""
     assert settings.script is not None
-    script = Script(Path.cwd(), settings.script, list(settings.args), settings.pin)
+    script = Script(Path.cwd(), settings.script, list(settings.args), settings.pin,
+                    globals=dict(settings.globals))  # fmt: skip
     trainer = ScriptTrainer(script, deadline, ranks)
     started = diagnosis_budget.cpu_now()
     try:
@@ -228,6 +230,11 @@ def _script_notes(
         notes[0] = (
             f"script: `{ranked.command()}`, then rank 0's probes as"
             f" `{script.command()}`, one process"
+        )
+    if script.globals:
+        notes.append(
+            f"globals: {script_globals.described(script.globals)}, given to the"
+            f" module-level assignments of {script.path} in place of its own values"
         )
     if evidence.pinned:
         notes.append(f"pinned: every batch is the first of {evidence.pinned}")

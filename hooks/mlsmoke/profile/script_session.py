@@ -11,6 +11,7 @@ the CPU) at the other, then profiled updates under ``torch.profiler``; then
 
 from __future__ import annotations
 
+import ast
 import builtins
 import time
 from contextlib import suppress
@@ -23,6 +24,7 @@ from torch.profiler import ProfilerActivity, profile, schedule
 from mlsmoke.overfit.training import instruments
 from mlsmoke.overfit.training.device import device_kind
 from mlsmoke.overfit.training.script_frames import innermost_project_line
+from mlsmoke.overfit.training.script_globals import give_globals
 from mlsmoke.overfit.training.script_points import ScriptStopped
 from mlsmoke.overfit.training.script_process import Script, as_a_process
 from mlsmoke.profile import machine, phases, script_errors, script_stages, trace
@@ -69,7 +71,8 @@ def profile_script(
 class _ScriptProfile:
     def __init__(self, target: ScriptTarget, request: Request, root: Path) -> None:
         self.target, self.request, self.root = target, request, root
-        self.script = Script(root, target.path, list(target.args))
+        self.script = Script(root, target.path, list(target.args),
+                             globals=dict(target.globals))  # fmt: skip
         self.points = ScriptPoints(root, self._update_ended)
         self.stages: list[str] = []
         self.ended: list[float] = []
@@ -101,12 +104,21 @@ class _ScriptProfile:
     def _compile(self) -> Any:
         try:
             source = self.script.file.read_bytes()
-            return compile(source, str(self.script.file), "exec")
+            tree = ast.parse(source, filename=str(self.script.file))
         except (OSError, SyntaxError, ValueError) as error:
             key = self.target.key("script")
             raise Failed(
                 CONFIG_ERROR, f"{key}: {self.script.path}: cannot be read: {error}"
             ) from None
+        missing = give_globals(tree, self.script.globals)
+        if missing:
+            raise Failed(
+                CONFIG_ERROR,
+                f"{self.target.globals_key}.{missing[0]}: {self.script.path} has no"
+                f" module-level assignment `{missing[0]} = ...` whose value the"
+                " profile could give",
+            )
+        return compile(tree, str(self.script.file), "exec")
 
     # the stages, at the end of each update
 

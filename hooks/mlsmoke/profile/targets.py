@@ -31,6 +31,9 @@ class ScriptTarget:
     script_key: str = "--script"
     args_key: str = AFTER_DASHES
     python: str | None = None  # a gate's own python key
+    # a gate's values for the script's module-level assignments, and their key
+    globals: dict[str, Any] = field(default_factory=dict)
+    globals_key: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,7 +86,8 @@ def _as_target(gate: GateSettings, script_args: list[str] | None) -> Target:
     if script_args is not None:
         args, args_key = script_args, AFTER_DASHES
     return ScriptTarget(gate.name, gate.script, list(args),
-                        gate.key_path("script"), args_key, gate.python)  # fmt: skip
+                        gate.key_path("script"), args_key, gate.python,
+                        dict(gate.globals), gate.key_path("globals"))  # fmt: skip
 
 
 def script_in_project(root: Path, given: str) -> str:

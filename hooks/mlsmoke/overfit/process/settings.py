@@ -16,6 +16,7 @@ table, gate tier table.
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -24,9 +25,12 @@ from typing import Any
 from mlsmoke import config
 from mlsmoke.config import Key, seed_value
 from mlsmoke.errors import ConfigError, UsageError
+from mlsmoke.overfit.training import script_globals
 from mlsmoke.project_root import PYPROJECT
 
 TABLE = f"{config.TOOL_PATH}.overfit"
+# Keys whose value is a table, not a gate of that name.
+TABLE_KEYS = ("globals",)
 SINGLE_GATE = "default"
 OPTIMIZERS = ("adam", "adamw", "sgd")
 # Measured on 22 small correct models (tests/overfit/overfit_models.py, the catalog's
@@ -84,6 +88,25 @@ def script_path(value: Any, path: str) -> str:
     return value
 
 
+def module_globals(value: Any, path: str) -> dict[str, Any]:
+    """Names of a script's module-level assignments, each with the value the gate
+    gives it: ``{ batch_size = 4, eval_iters = 2 }``."""
+    if not isinstance(value, dict) or not value:
+        raise ConfigError(
+            f"{path}: expected a table of the script's module-level names and their"
+            " values, such as { batch_size = 4, eval_iters = 2 }"
+        )
+    for name, given in value.items():
+        if not name.isidentifier() or keyword.iskeyword(name):
+            raise ConfigError(f"{path}.{name}: not a Python name")
+        if not script_globals.valid_value(given):
+            raise ConfigError(
+                f"{path}.{name}: expected a string, a number, a boolean, or a list or"
+                f" table of them, got {given!r}"
+            )
+    return dict(value)
+
+
 # What a script brings itself: these keys make no sense beside ``script``.
 SCRIPT_OWNS = ("model", "batch", "loss", "step", "optimizer", "lr", "accumulate",
                "train-mode", "device")  # fmt: skip
@@ -118,6 +141,9 @@ GATE_SCHEMA: dict[str, Key] = {
     ),
     "args": Key(config.argument_list, help="the script's command-line arguments"),
     "pin": Key(factory_spec, help="module:function whose first batch is pinned"),
+    "globals": Key(
+        module_globals, help="values for the script's module-level assignments"
+    ),
     "accumulate": Key(config.positive_int),
     "train-mode": Key(
         config.boolean, help="false: the step runs the model in eval mode"
@@ -151,6 +177,8 @@ class GateSettings:
     step: str | None = None  # the project's train_step, called in place of the loop's
     script: str | None = None  # script mode: the training script the gate runs
     args: list[str] = field(default_factory=list)  # the script's arguments
+    # values for the script's module-level assignments, by name
+    globals: dict[str, Any] = field(default_factory=dict)
     pin: str | None = None  # "module:function" whose first result is every batch
     accumulate: int = 1  # backward passes per optimizer step the step function declares
     train_mode: bool = True  # False: the step function runs the model in eval mode
@@ -243,8 +271,12 @@ def _split(
     table: dict[str, Any], path: str
 ) -> tuple[dict[str, Any], dict[str, dict], dict[str, dict]]:
     """``table`` as (its own keys, its named sub-tables, its tier tables)."""
-    own = {k: v for k, v in table.items() if not isinstance(v, dict)}
-    named = {k: v for k, v in table.items() if isinstance(v, dict) and k != "tiers"}
+    own = {k: v for k, v in table.items() if not isinstance(v, dict) or k in TABLE_KEYS}
+    named = {
+        k: v
+        for k, v in table.items()
+        if isinstance(v, dict) and k != "tiers" and k not in TABLE_KEYS
+    }
     for key in named:
         if key in GATE_SCHEMA:
             raise ConfigError(f"{path}.{key}: expected {_expected(key)}, got a table")
@@ -290,7 +322,7 @@ def _resolve(
     parsed = config.validate(values, GATE_SCHEMA, path)
     if parsed["script"] is not None:
         return _script_gate(name, path, parsed, tier)
-    for key in ("args", "pin"):
+    for key in ("args", "pin", "globals"):
         if parsed[key] is not None:
             raise ConfigError(f'{path}.{key}: only with script = "train.py"')
     for key in ("model", "batch"):
@@ -346,6 +378,7 @@ def _script_gate(
         script=parsed["script"],
         args=parsed["args"] or [],
         pin=parsed["pin"],
+        globals=parsed["globals"] or {},
         lr=None,
         max_steps=parsed["max-steps"],
         target_loss=parsed["target-loss"],

@@ -1,7 +1,8 @@
 """Where a training script sets its learning rate, for the lr hints: the script's own
-assignment of that value (``train.py:41 (learning_rate = 6e-07)``), the argument that
-overrides it (``args of train.py (--learning_rate=6e-07)``), or an argument parser's
-default (``train.py:12 (--lr default 1e-07)``)."""
+assignment of that value (``train.py:41 (learning_rate = 6e-07)``), the value
+``globals`` gives it (``globals of train.py (learning_rate = 6e-07)``), the argument
+that overrides it (``args of train.py (--learning_rate=6e-07)``), or an argument
+parser's default (``train.py:12 (--lr default 1e-07)``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ def lr_origin(script: Script, lr: float) -> str:
     """Where ``lr`` is set in ``script`` or its args; "" when neither says."""
     if lr <= 0:
         return ""
+    for name, value in script.globals.items():
+        number = _number(str(value)) if _LR_NAME.match(name) else None
+        if number is not None and math.isclose(number, lr, rel_tol=1e-9):
+            return f"globals of {script.path} ({name} = {value!r})"
     try:
         tree = ast.parse(script.file.read_bytes())
     except (OSError, SyntaxError, ValueError):

@@ -15,13 +15,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
+
+# "{out_dir}" in args (and in globals' strings): a directory the gate provides
+from mlsmoke.overfit.training.script_globals import OUT_DIR, OUT_DIR_VARIABLE
 
 # One process, as `python train.py` runs: a script written for torchrun takes its
 # distributed branch as soon as RANK is set.
 TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
                       "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")  # fmt: skip
-OUT_DIR = "{out_dir}"  # replaced in args by a directory the gate provides
 STDERR_TAIL = 2000  # characters of the script's stderr kept for a message
 
 
@@ -34,6 +36,8 @@ class Script:
     args: list[str] = field(default_factory=list)
     pin: str | None = None
     ranks: int = 0  # run as one of torchrun's ranks: the launcher set its variables
+    # values given to its module-level assignments, by name (script_globals.py)
+    globals: dict[str, Any] = field(default_factory=dict)
 
     @property
     def file(self) -> Path:
@@ -62,12 +66,12 @@ def as_a_process(script: Script) -> Iterator[io.StringIO]:
     sys.argv = [str(script.file), *args]
     sys.path.insert(0, str(script.file.parent))
     sys.stderr = _Tee(saved_stderr, tail)  # type: ignore[assignment]
-    os.environ["MLSMOKE_OUT_DIR"] = out_dir
+    os.environ[OUT_DIR_VARIABLE] = out_dir
     try:
         yield tail
     finally:
         sys.argv, sys.path[:], sys.stderr = saved_argv, saved_path, saved_stderr
-        os.environ.pop("MLSMOKE_OUT_DIR", None)
+        os.environ.pop(OUT_DIR_VARIABLE, None)
         os.environ.update(saved_env)
         shutil.rmtree(out_dir, ignore_errors=True)
 

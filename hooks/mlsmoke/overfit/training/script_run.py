@@ -30,6 +30,7 @@ from mlsmoke.overfit.training.determinism import deterministic
 from mlsmoke.overfit.training.engine import accept_eval_loss, settle_confirmed_pass
 from mlsmoke.overfit.training.evidence import PHASES, Evidence
 from mlsmoke.overfit.training.script_frames import innermost_project_line
+from mlsmoke.overfit.training.script_globals import give_globals
 from mlsmoke.overfit.training.script_gradients import never_got_gradient
 from mlsmoke.overfit.training.script_lr import lr_origin
 from mlsmoke.overfit.training.script_points import (
@@ -136,6 +137,13 @@ def _compile(script: Script) -> Any:
         tree = ast.parse(source, filename=str(script.file))
     except (OSError, SyntaxError, ValueError) as error:
         raise ScriptNotRunnable("script", f"{script.path}: cannot be read: {error}")
+    missing = give_globals(tree, script.globals)
+    if missing:
+        raise ScriptNotRunnable(
+            f"globals.{missing[0]}",
+            f"{script.path} has no module-level assignment `{missing[0]} = ...`"
+            " whose value the gate could give",
+        )
     module, _, function = (script.pin or "").partition(":")
     if script.pin and module == script.module_name:
         if not script_pin.rewrite_script(tree, function):

@@ -1,6 +1,7 @@
 """Where a training script's dropout can be turned off, for advice that names only
 knobs the script has: its own settings (``--dropout``, a config dataclass's field)
-that ``args`` can set, else the model's config object that sets the rates
+that ``args`` can set, else its module-level assignments (``dropout = 0.2``) that
+``globals`` can give, else the model's config object that sets the rates
 (``BertConfig``'s ``hidden_dropout_prob``), else the model's own code."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mlsmoke.overfit.training.script_globals import assigned_names
 from mlsmoke.overfit.verdict.script_options import settings_named
 
 # Names only pick which setting the advice mentions; whether dropout is on is read
@@ -41,6 +43,13 @@ def advice(script: str, model: Any) -> str:
     options = [setting.option for setting in settings_named(script, RATE)]
     if options:
         return f"so set {script}'s {' or '.join(options)} to 0 in args"
+    names = [name for name in assigned_names(script) if RATE.search(name.lower())]
+    if names:
+        given = ", ".join(f"{name} = 0.0" for name in names)
+        return (
+            f"so give {script}'s module-level {' and '.join(names)} 0 for the gate:"
+            f" globals = {{ {given} }}"
+        )
     found = config_rates(model)
     where = (
         f"{found[0]} sets it ({', '.join(found[1])})"
