@@ -254,3 +254,34 @@ def test_a_config_object_set_from_the_command_line_gets_dotted_literals():
 def test_a_config_object_the_command_line_never_reaches_proposes_nothing():
     text = CONFIG_OBJECT.replace("config.merge_from_args(sys.argv[1:])", "pass")
     assert propose("adder.py", textwrap.dedent(text), 300).args == []
+
+
+WORD_MODEL = """\
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument('--emsize', type=int, default=200)
+parser.add_argument('--nhid', type=int, default=200)
+parser.add_argument('--nlayers', type=int, default=2)
+parser.add_argument('--lr', type=float, default=20)
+parser.add_argument('--save', type=str, default='model.pt')
+parser.add_argument('--dry-run', action='store_true')
+parser.add_argument('--use-optimizer', action='store_true')
+args = parser.parse_args()
+model = torch.nn.LSTM(args.emsize, args.nhid, args.nlayers)
+if args.use_optimizer:
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+"""
+
+
+def test_the_switch_an_optimizer_is_built_under_is_given_with_a_note():
+    proposal = propose("main.py", WORD_MODEL, BUDGET)
+    assert proposal.args == ["--use-optimizer", "--emsize=32", "--nhid=32",
+                             "--save={out_dir}/model.pt"]  # fmt: skip
+    assert proposal.notes[0] == (
+        "main.py builds its optimizer only with --use-optimizer; without, it updates"
+        " its weights by hand, which the gate (watching torch.optim's updates) cannot"
+        " see: the gate runs it with them"
+    )
+    # a checkpoint file's setting counts as the output directory
+    assert not any("output directory" in note for note in proposal.notes)

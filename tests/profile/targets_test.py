@@ -56,7 +56,7 @@ def test_a_script_mode_gate_is_profiled_as_its_script(tmp_path: Path) -> None:
     (target,) = choose(root, None, None, None)
     assert target == ScriptTarget(
         "default", "train.py", ["--a=1"], "tool.mlsmoke.overfit.script",
-        "tool.mlsmoke.overfit.args",
+        "tool.mlsmoke.overfit.args", globals_key="tool.mlsmoke.overfit.globals",
     )  # fmt: skip
 
 

@@ -10,7 +10,11 @@ source.
 from __future__ import annotations
 
 import ast
+import dataclasses
+from pathlib import PurePosixPath
 from dataclasses import dataclass, field
+
+from mlsmoke.adopt.script_candidates import builds_optimizer, optimizer_names
 
 from mlsmoke.script_settings import (
     NOT_LITERAL,
@@ -31,10 +35,12 @@ TINY: dict[str, object] = {
     "compile": False,
     "dtype": "float32",
     **dict.fromkeys(("amp", "fp16", "bf16", "use_amp"), False),
-    **dict.fromkeys(("n_layer", "n_layers", "num_layers", "depth"), 2),
+    **dict.fromkeys(("n_layer", "n_layers", "num_layers", "nlayers", "depth"), 2),
     **dict.fromkeys(("num_hidden_layers",), 2),
-    **dict.fromkeys(("n_head", "n_heads", "num_heads", "num_attention_heads"), 2),
-    **dict.fromkeys(("n_embd", "n_embed", "hidden_size", "d_model", "embed_dim"), 32),
+    **dict.fromkeys(("n_head", "n_heads", "num_heads", "num_attention_heads",
+                     "nhead"), 2),  # fmt: skip
+    **dict.fromkeys(("n_embd", "n_embed", "hidden_size", "d_model", "embed_dim",
+                     "emsize", "nhid"), 32),  # fmt: skip
     **dict.fromkeys(("block_size", "seq_len", "max_seq_len", "context_length"), 16),
     **dict.fromkeys(("batch_size", "train_batch_size"), 4),
     "per_device_train_batch_size": 4,
@@ -46,15 +52,19 @@ TINY: dict[str, object] = {
     ),
     **dict.fromkeys(("num_workers", "workers"), 0),
 }
-HEADS = ("n_head", "n_heads", "num_heads", "num_attention_heads")
-WIDTHS = ("n_embd", "n_embed", "hidden_size", "d_model", "embed_dim")
+HEADS = ("n_head", "n_heads", "num_heads", "num_attention_heads", "nhead")
+WIDTHS = ("n_embd", "n_embed", "hidden_size", "d_model", "embed_dim", "emsize", "nhid")
+# A setting whose default is a file of one of these kinds is where the script saves
+# its checkpoint: the gate's directory, under the file's own name.
+CHECKPOINT_FILES = (".pt", ".pth", ".ckpt", ".bin", ".safetensors")
 WARMUPS = ("warmup_iters", "warmup_steps")
 # Accumulation is kept (the gate checks an update of several backward passes), at two.
 ACCUMULATION = ("gradient_accumulation_steps", "grad_accum_steps", "accumulation_steps")
 # What a tiny run needs set, and the names that set it.
 NEEDS = {
     "the device": ("device", "no_cuda", "cpu", "cuda", "use_cuda"),
-    "the model's size": ("n_layer", "n_layers", "num_layers", "depth", *WIDTHS),
+    "the model's size": ("n_layer", "n_layers", "num_layers", "nlayers", "depth",
+                         *WIDTHS),  # fmt: skip
     "the output directory": (
         "out_dir",
         "output_dir",
@@ -93,7 +103,18 @@ def propose(path: str, source: str, budget: int) -> Proposal:
         settings = read(tree)
         if settings:
             heads = "head" in source.lower()
-            return _proposal(path, style, settings, budget, heads)
+            proposal = _proposal(path, style, settings, budget, heads)
+            switches = optimizer_switches(tree, settings)
+            if not switches:
+                return proposal
+            note = (
+                f"{path} builds its optimizer only with {' and '.join(switches)};"
+                " without, it updates its weights by hand, which the gate (watching"
+                " torch.optim's updates) cannot see: the gate runs it with them"
+            )
+            return dataclasses.replace(
+                proposal, args=switches + proposal.args, notes=[note, *proposal.notes]
+            )
     heads = "head" in source.lower()
     found = _globals_proposal(path, module_level_settings(tree), budget, heads)
     if found is not None:
@@ -125,6 +146,27 @@ def _proposal(
         if setting.required
     ]
     return Proposal(style, args, notes + _missing(path, settings, "args"))
+
+
+def optimizer_switches(tree: ast.Module, settings: list[Setting]) -> list[str]:
+    """The switches (``store_true`` options) under which the script builds its
+    optimizer, ``if args.use_optimizer:``: without them it updates its weights by
+    hand, which the gate, watching torch.optim's updates, cannot see."""
+    switches = {s.name: s.option for s in settings if s.kind == "store_true"}
+    imported = optimizer_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not isinstance(node.test, ast.Attribute):
+            continue
+        option = switches.get(node.test.attr)
+        builds = any(
+            isinstance(call, ast.Call) and builds_optimizer(call, imported)
+            for statement in node.body
+            for call in ast.walk(statement)
+        )
+        if option is not None and builds and option not in found:
+            found.append(option)
+    return found
 
 
 def _globals_proposal(
@@ -160,13 +202,21 @@ def _tiny_values(
     chosen = []
     for setting in settings:
         value = wanted.get(setting.name.lower(), NOT_LITERAL)
+        if value is NOT_LITERAL and _checkpoint_file(setting.default):
+            value = f"{OUT_DIR}/{PurePosixPath(str(setting.default)).name}"
         if value is not NOT_LITERAL and _changes(setting, value, budget):
             chosen.append((setting, value))
     return chosen
 
 
+def _checkpoint_file(default: object) -> bool:
+    return isinstance(default, str) and default.lower().endswith(CHECKPOINT_FILES)
+
+
 def _missing(path: str, settings: list[Setting], key: str) -> list[str]:
     names = {setting.name.lower() for setting in settings}
+    if any(_checkpoint_file(setting.default) for setting in settings):
+        names.add("out_dir")
     missing = [need for need, those in NEEDS.items() if not set(those) & names]
     if not missing:
         return []

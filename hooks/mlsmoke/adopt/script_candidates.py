@@ -102,9 +102,9 @@ def training_script(
 def trains(node: ast.AST) -> str | None:
     """Why the code of ``node`` trains, or None: it builds an optimizer, and calls
     backward() and step() in a loop."""
-    imported = _optimizer_names(node)
+    imported = optimizer_names(node)
     built = next(
-        (call for call in _calls(node) if _builds_optimizer(call, imported)), None
+        (call for call in _calls(node) if builds_optimizer(call, imported)), None
     )
     loop = next((inner for inner in ast.walk(node) if _trains(inner)), None)
     if built is None or loop is None:
@@ -149,7 +149,7 @@ def _calls(tree: ast.AST) -> list[ast.Call]:
     return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
 
 
-def _optimizer_names(tree: ast.AST) -> set[str]:
+def optimizer_names(tree: ast.AST) -> set[str]:
     """Names imported from an optimizer module: ``from torch.optim import AdamW``."""
     return {
         alias.asname or alias.name
@@ -161,7 +161,7 @@ def _optimizer_names(tree: ast.AST) -> set[str]:
     }
 
 
-def _builds_optimizer(call: ast.Call, imported: set[str]) -> bool:
+def builds_optimizer(call: ast.Call, imported: set[str]) -> bool:
     """``torch.optim.AdamW(...)``, ``optim.SGD(...)``, ``AdamW(...)`` imported from
     torch.optim, or ``configure_optimizers(...)``."""
     parts = dotted(call.func, "...").split(".")

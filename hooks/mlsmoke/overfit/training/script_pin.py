@@ -4,7 +4,11 @@ fetches, so that the script trains on one batch as the gate does.
 Two ways to fetch are pinned. ``pin = "module:function"`` names a function whose first
 result is returned again at every later call (nanoGPT's ``get_batch``); a function
 of the script itself is wrapped where the script defines it (the script's code is
-rewritten before it runs, nothing on disk changes). Without ``pin``, the first
+rewritten before it runs, nothing on disk changes). A function called on another
+source, named by its first argument (``get_batch(val_data, i)``), whose first result
+there is shaped otherwise (a validation set batched at another size) returns that
+result at every call on it instead; the batch the gate trains on is the last one
+fetched before the first update. Without ``pin``, the first
 ``DataLoader`` the script iterates gives its first batch forever; other loaders
 (validation) are left alone.
 """
@@ -22,8 +26,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import torch
 from torch.utils.data import DataLoader
 
+from mlsmoke.overfit.training.batch_objects import tensors_in
 from mlsmoke.overfit.training.script_frames import construction_site
 
 PIN_HOOK = "__mlsmoke_pin__"  # the name the rewritten script calls its wrapper by
@@ -46,6 +52,13 @@ class PinnedBatch:
     loader: int | None = field(default=None, repr=False)  # id of the pinned loader
     root: Path | None = None  # under ranks: the project's, for fetch_site
     fetch_site: str = ""  # under ranks: the project's line that fetched the batch
+    # a pinned function's first result for each source it was called on, and
+    # whether the first update was made (``batch`` is then the one it trained on)
+    sources: dict[Any, Any] = field(default_factory=dict, repr=False)
+    locked: bool = False
+
+    def lock(self) -> None:
+        self.locked = True
 
     def keep(self, batch: Any, source: str, fetcher: FrameType | None = None) -> None:
         self.batch, self.source, self.fetched = batch, source, True
@@ -59,16 +72,44 @@ class PinnedBatch:
 
 
 def pinned(function: Callable[..., Any], pin: PinnedBatch) -> Callable[..., Any]:
-    """``function``, returning its first result at every call."""
+    """``function``, returning its first result at every call; a source whose
+    batches are shaped otherwise gets its own first result."""
 
     @functools.wraps(function)
     def first_result(*args: Any, **kwargs: Any) -> Any:
-        if not pin.fetched:
-            fetched = function(*args, **kwargs)
-            pin.keep(fetched, f"{function.__name__}()", sys._getframe(1))
-        return pin.copy()
+        source = _source(args) if len(pin.sources) < MAX_SOURCES else None
+        if source not in pin.sources:
+            given = pin.fetched and not pin.sources  # a batch kept for this run
+            fetched = pin.batch if given else function(*args, **kwargs)
+            alike = pin.fetched and _shapes(fetched) == _shapes(pin.batch)
+            pin.sources[source] = pin.batch if alike else fetched
+        batch = pin.sources[source]
+        if not pin.locked and (not pin.fetched or batch is not pin.batch):
+            pin.keep(batch, f"{function.__name__}()", sys._getframe(1))
+        pin.fetches += 1
+        return copy.deepcopy(batch)
 
     return first_result
+
+
+# Sources a pinned function keeps apart (splits, datasets); past them, every call
+# is one source.
+MAX_SOURCES = 4
+
+
+def _source(args: tuple[Any, ...]) -> Any:
+    """What a call fetches from, by its first argument: a name by its value, an
+    object (a dataset tensor) by its identity; a number (an index, a step) or no
+    argument is no source of its own."""
+    if not args or args[0] is None or isinstance(args[0], (bool, int, float)):
+        return None
+    if isinstance(args[0], (str, bytes)):
+        return args[0]
+    return ("object", id(args[0]))
+
+
+def _shapes(batch: Any) -> list[tuple[tuple[int, ...], torch.dtype]]:
+    return [(tuple(t.shape), t.dtype) for t in tensors_in(batch)]
 
 
 def rewrite_script(tree: ast.Module, function: str) -> bool:

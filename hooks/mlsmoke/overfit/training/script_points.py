@@ -101,6 +101,7 @@ class ScriptWatch:
     closure_update: bool = False  # this update's backward() runs inside step()
     eval_loss: float | None = None
     phase: str = "script"  # where an error happened: script, forward, backward, step
+    on_first_step: Callable[[], None] | None = None  # the batch pin's lock
 
     # the surface the stop rules of engine.py read
     @property
@@ -298,6 +299,8 @@ def _stays_in_eval(model: torch.nn.Module) -> Callable[..., torch.nn.Module]:
 
 def _first_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
     """Find the model, keep an untrained copy of it, and name its parameters."""
+    if watch.on_first_step is not None:
+        watch.on_first_step()
     evidence = watch.evidence
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
     model = find_model(parameters, sys._getframe(2))

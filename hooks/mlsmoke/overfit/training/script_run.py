@@ -73,6 +73,7 @@ def run_script(
     evidence = Evidence(max_steps=rules.max_steps, script=script.path)
     watch = ScriptWatch(evidence, rules, script.root, script.file)
     pin = script_pin.PinnedBatch()
+    watch.on_first_step = pin.lock
     code = _compile(script)
     namespace = {
         "__name__": "__main__",
