@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from mlsmoke.ast_names import dotted, last
+from mlsmoke.ast_names import assigned, dotted, last
 
 PARSERS = ("HfArgumentParser", "cli", "parse", "add_arguments")
 
@@ -63,15 +63,10 @@ def module_level_settings(tree: ast.Module) -> list[Setting]:
     """The module's own top-level assignments of one name each, as the gate's
     ``globals`` can give them (first assignment of a name, in order)."""
     settings: dict[str, Setting] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target, value = node.target, node.value
-        else:
-            continue
-        if isinstance(target, ast.Name) and target.id not in settings:
-            settings[target.id] = Setting(target.id, target.id, _choice(value))
+    for found in filter(None, map(assigned, tree.body)):
+        name, value = found
+        if name not in settings:
+            settings[name] = Setting(name, name, _choice(value))
     return list(settings.values())
 
 

@@ -136,10 +136,8 @@ m = model.to(device)
     + TRAIN_AND_SAMPLE
 )
 
-GPT = (
-    HEADER
-    + """\
-# hyperparameters
+# The GPT's sizes here: a CPU trains it in seconds.
+GPT_SIZES = """\
 batch_size = 16
 block_size = 16
 max_iters = 5000
@@ -151,9 +149,13 @@ n_embd = 32
 n_head = 2
 n_layer = 2
 dropout = 0.0
-# ------------
-
 """
+
+GPT = (
+    HEADER
+    + "# hyperparameters\n"
+    + GPT_SIZES
+    + "# ------------\n\n"
     + DATA_AND_LOOP
     + """
 class Head(nn.Module):
@@ -255,18 +257,7 @@ LR_DIVIDED = Change("bigram.py", "learning_rate = 1e-2", "learning_rate = 1e-5")
 # gpt.py as the lecture sizes it: a 10.8M-parameter model, minutes per step on a CPU
 LECTURE_SIZES = Change(
     "gpt.py",
-    """batch_size = 16
-block_size = 16
-max_iters = 5000
-eval_interval = 500
-learning_rate = 1e-3
-device = 'cuda' if torch.cuda.is_available() else 'cpu'
-eval_iters = 20
-n_embd = 32
-n_head = 2
-n_layer = 2
-dropout = 0.0
-""",
+    GPT_SIZES,
     """batch_size = 64
 block_size = 256
 max_iters = 5000

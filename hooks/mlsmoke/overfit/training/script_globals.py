@@ -13,6 +13,8 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from mlsmoke.ast_names import assigned
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 OUT_DIR = "{out_dir}"  # as in args: the directory the gate provides
 OUT_DIR_VARIABLE = "MLSMOKE_OUT_DIR"  # where the script's process finds it
@@ -76,19 +78,8 @@ def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 def _assigned_name(node: ast.stmt) -> str | None:
-    if (
-        isinstance(node, ast.Assign)
-        and len(node.targets) == 1
-        and isinstance(node.targets[0], ast.Name)
-    ):
-        return node.targets[0].id
-    if (
-        isinstance(node, ast.AnnAssign)
-        and isinstance(node.target, ast.Name)
-        and node.value is not None
-    ):
-        return node.target.id
-    return None
+    found = assigned(node)
+    return None if found is None else found[0]
 
 
 def _literal(value: Any) -> ast.expr:

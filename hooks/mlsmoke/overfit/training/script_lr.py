@@ -11,7 +11,7 @@ import math
 import re
 from typing import TYPE_CHECKING
 
-from mlsmoke.ast_names import dotted
+from mlsmoke.ast_names import assigned, dotted
 
 if TYPE_CHECKING:
     from mlsmoke.overfit.training.script_process import Script
@@ -74,16 +74,10 @@ def script_constants(tree: ast.Module) -> list[tuple[str, int, float]]:
     """The script's top-level ``name = <number>`` assignments: name, line, value."""
     found = []
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target, value = node.target, node.value
-        else:
-            continue
-        if isinstance(target, ast.Name):
-            number = _literal_number(value)
-            if number is not None:
-                found.append((target.id, node.lineno, number))
+        name, value = assigned(node) or ("", None)
+        number = _literal_number(value) if value is not None else None
+        if number is not None:
+            found.append((name, node.lineno, number))
     return found
 
 
