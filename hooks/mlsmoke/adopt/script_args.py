@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from pathlib import PurePosixPath
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from mlsmoke.adopt.script_candidates import builds_optimizer, optimizer_names
-
 from mlsmoke.script_settings import (
     NOT_LITERAL,
     Setting,
@@ -73,8 +72,6 @@ NEEDS = {
         "work_dir",
     ),
 }
-
-
 MODULE_LEVEL = "module-level"  # the style of a script that reads no settings
 
 
@@ -94,6 +91,7 @@ def propose(path: str, source: str, budget: int) -> Proposal:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return Proposal(None, [], [f"{path} does not parse"])
+    heads = "head" in source.lower()  # the script mentions attention heads at all
     for style, read in (
         ("configurator", configurator_settings),
         ("argparse", argparse_settings),
@@ -102,7 +100,6 @@ def propose(path: str, source: str, budget: int) -> Proposal:
     ):
         settings = read(tree)
         if settings:
-            heads = "head" in source.lower()
             proposal = _proposal(path, style, settings, budget, heads)
             switches = optimizer_switches(tree, settings)
             if not switches:
@@ -115,7 +112,6 @@ def propose(path: str, source: str, budget: int) -> Proposal:
             return dataclasses.replace(
                 proposal, args=switches + proposal.args, notes=[note, *proposal.notes]
             )
-    heads = "head" in source.lower()
     found = _globals_proposal(path, module_level_settings(tree), budget, heads)
     if found is not None:
         return found
