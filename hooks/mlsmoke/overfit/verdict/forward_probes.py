@@ -135,16 +135,12 @@ def sequence_shaped(logits: torch.Tensor, batch: Any) -> torch.Tensor:
     if logits.dim() != 2 or class_targets(batch, logits) is not None:
         return logits
     rows = logits.shape[0]
-    candidates = [
-        (name, value)
-        for name, value in batch_fields(batch)
-        if _class_indices(value)
-        and value.dim() == 2
+    chosen = _target_field(
+        batch,
+        lambda value: value.dim() == 2
         and 1 < value.shape[1] < rows
-        and value.shape[0] * value.shape[1] == rows
-    ]
-    named = [value for name, value in candidates if name in TARGET_NAMES]
-    chosen = named[0] if named else candidates[-1][1] if candidates else None
+        and value.shape[0] * value.shape[1] == rows,
+    )
     return logits if chosen is None else logits.reshape(*chosen.shape, -1)
 
 
@@ -182,10 +178,18 @@ def class_targets(batch: Any, logits: torch.Tensor) -> torch.Tensor | None:
     """The batch's class-index tensor for ``logits``: an integer tensor shaped like the
     logits without their class dimension, preferring the usual names, else the last."""
     expected = tuple(logits.shape[:-1])
+    return _target_field(batch, lambda value: tuple(value.shape) == expected)
+
+
+def _target_field(
+    batch: Any, fits: Callable[[torch.Tensor], bool]
+) -> torch.Tensor | None:
+    """The batch's class-index field that ``fits``: the first of the usual target
+    names, else the last."""
     candidates = [
         (name, value)
         for name, value in batch_fields(batch)
-        if _class_indices(value) and tuple(value.shape) == expected
+        if _class_indices(value) and fits(value)
     ]
     for name, value in candidates:
         if name in TARGET_NAMES:
