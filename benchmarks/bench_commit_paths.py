@@ -52,6 +52,9 @@ from benchmarks.precommit import (
 )
 from benchmarks.report import Section
 from benchmarks.template_project import CONFIG, TemplateProject, template_project
+from mlsmoke.basics.checks import CHECKS
+from mlsmoke.hook_repos import HOOK_REPOS
+from mlsmoke.offline_hooks import PRE_COMMIT_HOOKS, local_hooks
 
 PATHS = ("today", "new")
 TODAY_REF = os.environ.get("MLSMOKE_BENCH_TODAY", "708ff88")
@@ -202,13 +205,16 @@ def todays_hook_repo() -> HookRepo:
 
 def _todays_config(project: TemplateProject, today: HookRepo) -> None:
     """The config as today's mlsmoke wrote it: its own hooks from ``today`` (those it
-    has); before the torchfix hook, TorchFix back in flake8's environment."""
+    has); before the basics hook, pre-commit-hooks' own hooks in its place; before the
+    torchfix hook, TorchFix back in flake8's environment."""
     config = project.path / CONFIG
     document = yaml.safe_load(config.read_text())
     todays_ids = {
         hook["id"]
         for hook in yaml.safe_load((today.path / ".pre-commit-hooks.yaml").read_text())
     }
+    if "basics" not in todays_ids:
+        document["repos"] = _upstream_basics(document["repos"])
     for repo in document["repos"]:
         if repo["repo"] == str(hook_repo().path):
             repo["repo"], repo["rev"] = str(today.path), today.rev
@@ -224,6 +230,24 @@ def _todays_config(project: TemplateProject, today: HookRepo) -> None:
     _drop_unknown_tables(project.path / "pyproject.toml", today.path)
     git(project.path, "add", CONFIG, "pyproject.toml")
     git(project.path, "commit", "--quiet", "--no-verify", "-m", "today's config")
+
+
+def _upstream_basics(repos: list[dict]) -> list[dict]:
+    """``repos`` with the basics hook as pre-commit-hooks' own hooks, offline as the
+    rest of the config is, after the repo that held it."""
+    upstream = {
+        "repo": PRE_COMMIT_HOOKS,
+        "rev": HOOK_REPOS["pre_commit_hooks"]["rev"],
+        "hooks": [{"id": check} for check in CHECKS],
+    }
+    out = []
+    for repo in repos:
+        hooks = [hook for hook in repo["hooks"] if hook["id"] != "basics"]
+        if hooks:
+            out.append({**repo, "hooks": hooks})
+        if len(hooks) < len(repo["hooks"]):
+            out.append(local_hooks(upstream))
+    return out
 
 
 def _drop_unknown_tables(pyproject: Path, today: Path) -> None:

@@ -6,8 +6,9 @@ hooks directory of its own (``core.hooksPath``, the project's hook script pointe
 the config), so the project's config stays as it is:
 
 - ``pre-commit, no hook``: ``repos: []``, pre-commit's own start and git's;
-- ``pre-commit and the basics``: only the pre-commit-hooks repo's hooks, as the
-  template lists them (five of them run on a Markdown file).
+- ``pre-commit and the basics``: only pre-commit-hooks' checks, as the config lists
+  them (mlsmoke's basics hook, or pre-commit-hooks' own: five of them run on a
+  Markdown file).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from benchmarks.measure import ProcessRun, run_process
 from benchmarks.precommit import git
 
 UPSTREAM_BASICS = "pre-commit-hooks"  # the repo (or, offline, the dependency) name
+BASICS = "basics"  # mlsmoke's hook running them in one interpreter
 FLOORS = ("pre-commit, no hook", "pre-commit and the basics")
 
 
@@ -55,8 +57,13 @@ def floor_configs(config: Path) -> dict[str, Path]:
 
 
 def _is_upstream_basic(repo: dict[str, Any], hook: dict[str, Any]) -> bool:
+    """pre-commit-hooks' checks: as their own hooks, or as mlsmoke's basics hook."""
     dependencies = " ".join(hook.get("additional_dependencies", []))
-    return UPSTREAM_BASICS in str(repo["repo"]) or UPSTREAM_BASICS in dependencies
+    return (
+        hook["id"] == BASICS
+        or UPSTREAM_BASICS in str(repo["repo"])
+        or UPSTREAM_BASICS in dependencies
+    )
 
 
 def floor_commit(

@@ -17,6 +17,10 @@ from mlsmoke.signals import signal_name, stdout_closed, terminated_on_signals
 
 # subcommand -> (module whose main(argv) runs it, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "basics": (
+        "mlsmoke.basics.main",
+        "pre-commit-hooks' checks (end-of-file-fixer, ...) in one interpreter",
+    ),
     "strict-mode": (
         "mlsmoke.strict_mode.main",
         "check that shell scripts enable errexit, nounset and pipefail",

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 MLSMOKE_HOOK_IDS = (
     "warm-worker",
+    "basics",
     "bash-strict-mode",
     "torchfix",
     "doctest",
@@ -41,12 +42,13 @@ class Upstream(NamedTuple):
     hooks: Mapping[str, Mapping[str, Any]]
 
 
+PRE_COMMIT_HOOKS = "https://github.com/pre-commit/pre-commit-hooks"
 _TEXT_FIXER = {"types": ["text"], "stages": ["pre-commit", "pre-push", "manual"]}
 
 # The manifest entries of the upstream repositories, as published in their
 # .pre-commit-hooks.yaml.
 UPSTREAMS: dict[str, Upstream] = {
-    "https://github.com/pre-commit/pre-commit-hooks": Upstream(
+    PRE_COMMIT_HOOKS: Upstream(
         "pre-commit-hooks",
         {
             "check-yaml": {"entry": "check-yaml", "types": ["yaml"]},

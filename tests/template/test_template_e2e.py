@@ -56,14 +56,7 @@ class Project:
 
 # The hooks' names as pre-commit prints them; the generated config runs all of them.
 EVERY_HOOK = {
-    "check-yaml",
-    "check-toml",
-    "end-of-file-fixer",
-    "trailing-whitespace",
-    "check-merge-conflict",
-    "check-added-large-files",
-    "detect-private-key",
-    "debug-statements",
+    "pre-commit-hooks basics",
     "black",
     "flake8",
     "shellcheck",

@@ -3,7 +3,8 @@
 ``init`` reads the template's repo and hook blocks as text (comments and
 ``additional_dependencies`` included), its placeholders filled from their one home,
 :mod:`mlsmoke.hook_repos`, so a project adopted with ``init`` gets what ``mlsmoke new``
-generates.
+generates, but for pre-commit-hooks' checks, which it wires as their own hooks
+(``upstream_basics.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlsmoke import hook_repos
+from mlsmoke.adopt.upstream_basics import with_upstream_basics
 from mlsmoke.errors import UsageError
 from mlsmoke.hook_source import HookSource, find_hook_source
 from mlsmoke.new import find_template
@@ -62,6 +64,7 @@ def template_config_text(
     text = (template / TEMPLATE_CONFIG).read_text(encoding="utf-8")
     text = text.replace("{{ cookiecutter.__mlsmoke_repo }}", source.repo)
     text = hook_repos.fill(text.replace("{{ cookiecutter.__mlsmoke_rev }}", source.rev))
+    text = with_upstream_basics(text)
     if not offline:
         return text
     if not source.is_path:

@@ -1,0 +1,57 @@
+"""What ``mlsmoke init`` wires where the template has mlsmoke's ``basics`` hook:
+pre-commit-hooks' own hooks, one per check.
+
+An adopted repository keeps its debt in each hook's ``exclude:`` (``baselines.py``): a
+file with trailing whitespace today is left out of trailing-whitespace alone, not of
+detect-private-key. The basics hook gives all its checks the same files, so ``init``
+wires the checks as their own hooks, at the rev ``hook_repos`` pins, and ``mlsmoke new``
+the faster basics hook.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mlsmoke.basics.checks import CHECKS
+from mlsmoke.hook_repos import HOOK_REPOS
+
+BASICS = "basics"
+_BASICS_HOOK = re.compile(r"^( *)- id: *basics *$")
+_REPO = re.compile(r"^( *)- repo:")
+
+
+def with_upstream_basics(text: str) -> str:
+    """The template's config ``text`` with its basics hook replaced by
+    pre-commit-hooks' repo, listed after the repo that held it."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if _BASICS_HOOK.match(line)), None)
+    if start is None:
+        return text
+    dash = len(_BASICS_HOOK.match(lines[start]).group(1))
+    end = start + 1
+    while end < len(lines) and _indent(lines[end]) > dash:
+        end += 1
+    repo_start = max(i for i in range(start) if _REPO.match(lines[i]))
+    repo_dash = len(_REPO.match(lines[repo_start]).group(1))
+    after = next(
+        (i for i in range(end, len(lines)) if _REPO.match(lines[i])), len(lines)
+    )
+    kept = lines[:start] + lines[end:after]
+    if not any(line.lstrip().startswith("- id:") for line in kept[repo_start:]):
+        kept = kept[:repo_start]  # the basics hook was the repo's only hook
+    return "".join(kept + _upstream_repo(repo_dash, dash) + lines[after:])
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip()) if line.strip() else 10**6
+
+
+def _upstream_repo(repo_dash: int, hook_dash: int) -> list[str]:
+    pinned = HOOK_REPOS["pre_commit_hooks"]
+    key = " " * (repo_dash + 2)
+    return [
+        f"{' ' * repo_dash}- repo: {pinned['repo']}\n",
+        f"{key}rev: {pinned['rev']}\n",
+        f"{key}hooks:\n",
+        *(f"{' ' * hook_dash}- id: {check}\n" for check in CHECKS),
+    ]

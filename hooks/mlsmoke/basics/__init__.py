@@ -1,0 +1,1 @@
+"""``mlsmoke basics``: pre-commit-hooks' own checks, several in one interpreter."""

@@ -1,0 +1,128 @@
+"""``mlsmoke basics [--checks IDS] [--args ID=ARGS]... FILES``: pre-commit-hooks'
+checks in one interpreter.
+
+pre-commit starts one interpreter per hook, and the eight checks a project usually
+takes from pre-commit-hooks (end-of-file-fixer, trailing-whitespace, check-yaml, ...)
+each spend more time starting than checking. This hook imports pre-commit-hooks from
+its own environment (its ``additional_dependencies``) and runs each check's ``main``
+in turn, on the files that check's own hook would get, with the same arguments,
+output and effect: a fixer rewrites a file as it would, and the hook fails when any
+check fails. Each line a check prints starts with its id. A check named in pre-commit's
+``SKIP`` is skipped, as its own hook would be.
+
+Exit code 1 when a check failed or fixed a file, 2 for an unknown check id or a missing
+pre-commit-hooks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+
+from mlsmoke.arguments import files_after_dashes
+from mlsmoke.basics.checks import CHECKS, Check
+from mlsmoke.errors import EnvironmentProblem, UsageError
+
+_OPTIONS = ("--checks", "--args")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="mlsmoke basics",
+        description="pre-commit-hooks' checks in one interpreter, each on the files"
+        " its own hook would get.",
+    )
+    parser.add_argument(
+        "--checks",
+        default=",".join(CHECKS),
+        metavar="IDS",
+        help=f"comma-separated hook ids (default: all of {', '.join(CHECKS)})",
+    )
+    parser.add_argument(
+        "--args",
+        action="append",
+        default=[],
+        metavar="ID=ARGS",
+        help="arguments for one check, as its own hook's args: "
+        "check-added-large-files=--maxkb=1000",
+    )
+    parser.add_argument("filenames", nargs="*", metavar="FILE")
+    args = parser.parse_args(
+        files_after_dashes(sys.argv[1:] if argv is None else argv, _OPTIONS)
+    )
+    checks = _chosen(args.checks)
+    extra = _check_args(args.args)
+    skipped = {name.strip() for name in os.environ.get("SKIP", "").split(",")}
+    tags = _tags(args.filenames)
+    failed = 0
+    for check in checks:
+        files = check.files(tags)
+        if check.id in skipped or not files:
+            continue
+        failed |= _run(check, [*extra.get(check.id, []), *files])
+    return failed
+
+
+def _chosen(names: str) -> list[Check]:
+    wanted = [name.strip() for name in names.split(",") if name.strip()]
+    unknown = [name for name in wanted if name not in CHECKS]
+    if unknown:
+        raise UsageError(
+            f"--checks: no check {', '.join(unknown)}; the checks are"
+            f" {', '.join(CHECKS)}"
+        )
+    return [CHECKS[name] for name in wanted]
+
+
+def _check_args(given: Sequence[str]) -> dict[str, list[str]]:
+    extra: dict[str, list[str]] = {}
+    for option in given:
+        name, equals, value = option.partition("=")
+        if not equals or name not in CHECKS:
+            raise UsageError(
+                f"--args {option}: give ID=ARGS, ID one of {', '.join(CHECKS)}"
+            )
+        try:
+            extra.setdefault(name, []).extend(shlex.split(value))
+        except ValueError as error:
+            raise UsageError(f"--args {option}: {error}") from None
+    return extra
+
+
+def _tags(paths: Sequence[str]) -> dict[str, frozenset[str]]:
+    try:
+        from identify.identify import tags_from_path
+    except ImportError:
+        raise _missing("identify") from None
+    return {path: frozenset(tags_from_path(path)) for path in paths}
+
+
+def _run(check: Check, argv: list[str]) -> int:
+    try:
+        main = check.main()
+    except ImportError:
+        raise _missing("pre-commit-hooks") from None
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        try:
+            code = main(argv)
+        except SystemExit as stop:  # argparse on bad --args
+            code = stop.code if isinstance(stop.code, int) else 1
+            if isinstance(stop.code, str):
+                print(stop.code)
+    for line in output.getvalue().splitlines():
+        print(f"{check.id}: {line}")
+    return 1 if code else 0
+
+
+def _missing(distribution: str) -> EnvironmentProblem:
+    return EnvironmentProblem(
+        f"mlsmoke basics: {distribution} is not installed where the hook runs; the"
+        " hook's additional_dependencies install it (pre-commit-hooks and identify,"
+        " pinned in mlsmoke's .pre-commit-hooks.yaml): keep both if you set your own"
+    )
