@@ -22,6 +22,7 @@ basics only): what a prose commit costs before any hook of mlsmoke's.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -31,7 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import yaml
@@ -67,6 +68,8 @@ KINDS = (
 GOALS = {KINDS[0]: 0.5, KINDS[1]: 2.0, KINDS[2]: 2.0}  # seconds, end to end
 BREAK = ("h = self.embed(x)  #", "h = self.embed(x) * 0  #")  # the inputs erased
 TORCHFIX = "torchfix==0.7.0"  # as today's flake8 hook installed it
+# Other work on the machine: this many CPU-bound processes for the whole run.
+BUSY = int(os.environ.get("MLSMOKE_BENCH_BUSY", "0"))
 _VERDICT = re.compile(r"^overfit \S+: (PASS|FAIL).*$", re.M)
 END_TO_END = "`git commit`, end to end"
 # git, pre-commit's own start, and its health check of every hook environment (one
@@ -82,22 +85,10 @@ def run(quick: bool) -> Section:
     floors = floor_configs(projects["new"].path / CONFIG)
     floor_runs: dict[str, list[ProcessRun]] = {floor: [] for floor in FLOORS}
     waits: dict[str, dict[str, list[tuple[float, float]]]] = {}
-    for i in range(repeats):
-        for kind in KINDS:
-            if kind == KINDS[1]:
-                _commit_floors(projects["new"], floors, floor_runs, i)
-            for path, project in projects.items():
-                edit = _edits(project, i)[kind]
-                if kind in KINDS[:2]:
-                    stop_workers(project)
-                expect_failure = kind == KINDS[3]
-                run_ = commit(project, path, edit(), f"{kind} {i}", expect_failure)
-                runs.setdefault((kind, path), []).append(run_)
-                if path == "new":
-                    ahead_timings(project, run_, waits.setdefault(kind, {}))
-                if expect_failure:
-                    _restore(project)
-        loads.append(load_average())
+    with busy_processes(BUSY):
+        for i in range(repeats):
+            _round(i, projects, floors, runs, floor_runs, waits)
+            loads.append(load_average())
     for project in projects.values():
         stop_workers(project)
     hooks = _hook_ids(projects)
@@ -109,6 +100,49 @@ def run(quick: bool) -> Section:
         notes=_notes(runs, repeats, quick, loads)
         + [_floor_note(runs, floor_runs), _ahead_note(waits)],
     )
+
+
+def _round(
+    i: int,
+    projects: dict[str, TemplateProject],
+    floors: dict[str, Path],
+    runs: dict[tuple[str, str], list[ProcessRun]],
+    floor_runs: dict[str, list[ProcessRun]],
+    waits: dict[str, dict[str, list[tuple[float, float]]]],
+) -> None:
+    """Round ``i``: each kind of commit on both paths, in an order that alternates by
+    round (the worker one path leaves busy does not always slow the other)."""
+    order = PATHS if i % 2 == 0 else PATHS[::-1]
+    for kind in KINDS:
+        if kind == KINDS[1]:
+            _commit_floors(projects["new"], floors, floor_runs, i)
+        for path in order:
+            project = projects[path]
+            edit = _edits(project, i)[kind]
+            if kind in KINDS[:2]:
+                stop_workers(project)
+            expect_failure = kind == KINDS[3]
+            run_ = commit(project, path, edit(), f"{kind} {i}", expect_failure)
+            runs.setdefault((kind, path), []).append(run_)
+            if path == "new":
+                ahead_timings(project, run_, waits.setdefault(kind, {}))
+            if expect_failure:
+                _restore(project)
+
+
+@contextlib.contextmanager
+def busy_processes(count: int) -> Iterator[None]:
+    """``count`` processes that spin on a core each, stopped at the end."""
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(count)
+    ]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
 
 
 def _commit_floors(
@@ -246,7 +280,10 @@ def _upstream_basics(repos: list[dict]) -> list[dict]:
         if hooks:
             out.append({**repo, "hooks": hooks})
         if len(hooks) < len(repo["hooks"]):
-            out.append(local_hooks(upstream))
+            local = local_hooks(upstream)
+            for hook in local["hooks"]:
+                hook["verbose"] = True  # its duration printed, as every hook's
+            out.append(local)
     return out
 
 
@@ -396,10 +433,13 @@ def _notes(
         + ", the paths interleaved; the gate's pass cache emptied before every"
         " commit; `git commit` wall time end to end and each hook's duration as"
         " pre-commit prints it",
-        f"today: mlsmoke at {TODAY_REF} (before its torchfix hook: flake8 with"
-        f" {TORCHFIX});"
-        " new: this checkout and the template's config; the worker on in both; one"
-        " commit through the hooks made beforehand in each project",
+        f"today: mlsmoke at {TODAY_REF} and the config it wrote (before the basics"
+        " hook, pre-commit-hooks' own hooks; before the torchfix hook, flake8 with"
+        f" {TORCHFIX}); new: this checkout and the template's config; the worker on"
+        " in both; one commit through the hooks made beforehand in each project;"
+        " the paths' order alternating by round",
+        f"other work: {BUSY} CPU-bound processes for the whole run"
+        " (MLSMOKE_BENCH_BUSY)",
         f"{os.cpu_count()} cores, the hooks at their default thread counts; load"
         " average (1, 5, 15 min) at the start and after each round: "
         + " | ".join(loads),

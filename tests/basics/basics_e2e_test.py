@@ -170,6 +170,7 @@ def test_the_manifest_pins_the_pre_commit_hooks_the_template_names() -> None:
             ["--args", "check-yaml='", "a.md"],
             "--args check-yaml=': No closing quotation",
         ),
+        (["a.md", "gone.md"], "gone.md: no such file"),
     ],
 )
 def test_bad_arguments_are_named(

@@ -99,7 +99,13 @@ def _tags(paths: Sequence[str]) -> dict[str, frozenset[str]]:
         from identify.identify import tags_from_path
     except ImportError:
         raise _missing("identify") from None
-    return {path: frozenset(tags_from_path(path)) for path in paths}
+    tags = {}
+    for path in paths:
+        try:
+            tags[path] = frozenset(tags_from_path(path))
+        except ValueError:  # identify's answer for a path that is not there
+            raise UsageError(f"{path}: no such file") from None
+    return tags
 
 
 def _run(check: Check, argv: list[str]) -> int:
