@@ -57,3 +57,21 @@ def test_init_wires_the_checks_as_their_own_hooks_and_no_basics_hook() -> None:
     (upstream,) = [repo for repo in repos if repo.url == UPSTREAM]
     assert [hook.id for hook in upstream.hooks] == list(CHECKS)
     assert repos[0].runs_first
+
+
+def test_init_adds_no_check_that_the_basics_hook_already_runs() -> None:
+    from mlsmoke.adopt.precommit_edit import add_hooks
+
+    text = """\
+repos:
+  - repo: /src/mlsmoke
+    rev: abc
+    hooks:
+      - id: warm-worker
+      - id: basics
+"""
+    (upstream,) = [repo for repo in standard_repos() if repo.url == UPSTREAM]
+    assert add_hooks(text, "c.yaml", upstream) == text
+    without = text.replace("      - id: basics\n", "")
+    added = yaml.safe_load(add_hooks(without, "c.yaml", upstream))["repos"]
+    assert [hook["id"] for hook in added[-1]["hooks"]] == list(CHECKS)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlsmoke.adopt import yamltree as tree
+from mlsmoke.adopt.upstream_basics import run_by_basics
 from mlsmoke.adopt.standard import (
     FIRST_HOOKS,
     GATE_HOOK,
@@ -63,12 +64,14 @@ def _root(text: str, name: str) -> Any:
 
 
 def add_hooks(text: str, name: str, repo: Repo, leave_out: Sequence[str] = ()) -> str:
-    """``text`` with the hooks of ``repo`` that no repo of it has yet."""
+    """``text`` with the hooks of ``repo`` that no repo of it has yet (a check that
+    its basics hook runs counts as there)."""
     root, text = _root(text, name)
+    there = set(leave_out) | run_by_basics(root)
     missing = [
         hook
         for hook in repo.hooks
-        if hook.id not in leave_out and tree.find_hook(root, hook.id) is None
+        if hook.id not in there and tree.find_hook(root, hook.id) is None
     ]
     if not missing:
         return text

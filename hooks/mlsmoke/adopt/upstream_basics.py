@@ -11,7 +11,9 @@ the faster basics hook.
 from __future__ import annotations
 
 import re
+from typing import Any
 
+from mlsmoke.adopt import yamltree as tree
 from mlsmoke.basics.checks import CHECKS
 from mlsmoke.hook_repos import HOOK_REPOS
 
@@ -40,6 +42,12 @@ def with_upstream_basics(text: str) -> str:
     if not any(line.lstrip().startswith("- id:") for line in kept[repo_start:]):
         kept = kept[:repo_start]  # the basics hook was the repo's only hook
     return "".join(kept + _upstream_repo(repo_dash, dash) + lines[after:])
+
+
+def run_by_basics(root: Any) -> set[str]:
+    """The checks a config's basics hook runs (a project from ``mlsmoke new``), which
+    ``init`` must not wire a second time as their own hooks."""
+    return set(CHECKS) if tree.find_hook(root, BASICS) is not None else set()
 
 
 def _indent(line: str) -> int:
