@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from itertools import compress
 from typing import Any
 
-from mlsmoke.suites.records import Evaluation, mean
+from mlsmoke.suites.records import Evaluation, mean, taker
 from mlsmoke.suites.settings import SuitesSettings
 from mlsmoke.suites.suite_file import WHOLE_SET, SuiteFile
 
@@ -147,19 +148,21 @@ def compare(
     """One suite: its examples' scores now against their recorded ones, and the
     loss of those it got right (a column at a time)."""
     indices, recorded = suite.indices, suite.columns
-    scores = [evaluation.scores[index] for index in indices]
-    losses = [evaluation.losses[index] for index in indices]
+    taken = taker(indices)
+    scores, losses = taken(evaluation.scores), taken(evaluation.losses)
     old_losses = list(map(float, recorded["loss"]))
     was_right = [score >= right_at for score in map(float, recorded["score"])]
     is_right = [score >= right_at for score in scores]
     fixed = sum(map(operator.gt, is_right, was_right))
-    limit = math.inf if loss_tolerance is None else loss_tolerance
     right_before = list(compress(old_losses, was_right))
     right_now = list(compress(losses, was_right))
+    # was right, and now wrong or (with a loss tolerance) less sure beyond it
+    changed: Iterable[bool] = map(operator.not_, is_right)
+    if loss_tolerance is not None:
+        rises = map(operator.sub, losses, old_losses)
+        changed = map(operator.or_, changed, map(float(loss_tolerance).__lt__, rises))
     flips, less_sure = [], []
-    for at in compress(range(len(indices)), was_right):
-        if is_right[at] and not losses[at] - old_losses[at] > limit:
-            continue
+    for at in compress(range(len(indices)), map(operator.and_, was_right, changed)):
         change = Flip(indices[at], recorded["label"][at], recorded["prediction"][at],
                       evaluation.predictions[indices[at]], old_losses[at],
                       losses[at])  # fmt: skip

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 
 from mlsmoke.errors import MlsmokeError
-from mlsmoke.suites.records import Evaluation
+from mlsmoke.suites.records import Evaluation, taker
 from mlsmoke.suites.suite_file import WHOLE_SET, SuiteFile
 
 SHOWN = 3  # changed examples named in the message
@@ -54,7 +54,7 @@ def _in_place(indices: list[int], hashes: list[str], now: list[str]) -> bool:
     """Whether every recorded hash is still at its index (a list compared at once)."""
     if indices and not 0 <= min(indices) <= max(indices) < len(now):
         return False
-    return [now[index] for index in indices] == hashes
+    return taker(indices)(now) == hashes
 
 
 def _message(

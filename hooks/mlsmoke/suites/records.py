@@ -7,6 +7,8 @@ gave them; an :class:`Example` is built only for the examples a caller asks abou
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -122,6 +124,15 @@ class Evaluation:
 
 COLUMNS = ("hashes", "losses", "scores", "predictions", "labels", "label_confidence",
            "confidence", "weakest_position", "slices")  # fmt: skip
+
+
+def taker(indices: list[int]) -> Callable[[Sequence[Any]], list[Any]]:
+    """A function giving a column's values at ``indices``, as a list."""
+    if len(indices) == 1:
+        at = indices[0]
+        return lambda column: [column[at]]
+    getter = operator.itemgetter(*indices) if indices else lambda column: ()
+    return lambda column: list(getter(column))
 
 
 def mean(values: list[float]) -> float:

@@ -4,9 +4,7 @@ the project's interpreter, and the pytest API, which evaluates in its own proces
 from __future__ import annotations
 
 import dataclasses
-import operator
 import os
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +14,7 @@ from mlsmoke.suites.comparison import Comparison, compare_all
 from mlsmoke.suites.example_lines import LABEL_ISSUE, Lines, column_lines
 from mlsmoke.suites.kinds import Selected, select_all
 from mlsmoke.suites.label_issues import LabelIssue, issues_among
-from mlsmoke.suites.records import COLUMNS, Evaluation, mean
+from mlsmoke.suites.records import COLUMNS, Evaluation, mean, taker
 from mlsmoke.suites.settings import SuitesSettings
 from mlsmoke.suites.suite_file import WHOLE_SET, SuiteFile, stale_files, write_all
 
@@ -136,7 +134,7 @@ def _suite_file(
     indices = sorted(selected.indices)
     e = evaluation
     columns = {"index": indices}
-    taken = _taker(indices)
+    taken = taker(indices)
     for name, column in (("hash", e.hashes), ("label", e.labels),
                          ("prediction", e.predictions), ("loss", e.losses),
                          ("score", e.scores)):  # fmt: skip
@@ -148,15 +146,6 @@ def _suite_file(
     metric = _metric(columns["score"], columns["loss"])
     return SuiteFile(selected.name, selected.kind, selected.note, metric, columns,
                      {**stamp, "size": len(indices)})  # fmt: skip
-
-
-def _taker(indices: list[int]) -> Callable[[Sequence[Any]], list[Any]]:
-    """A function giving a column's values at ``indices``, as a list."""
-    if len(indices) == 1:
-        at = indices[0]
-        return lambda column: [column[at]]
-    getter = operator.itemgetter(*indices) if indices else lambda column: ()
-    return lambda column: list(getter(column))
 
 
 def _lines(evaluation: Evaluation, chosen: list[Selected]) -> Lines:
