@@ -171,6 +171,7 @@ def test_the_manifest_pins_the_pre_commit_hooks_the_template_names() -> None:
             "--args check-yaml=': No closing quotation",
         ),
         (["a.md", "gone.md"], "gone.md: no such file"),
+        (["--checks=check-yaml", "--checks=nope", "a.md"], "--checks: no check nope"),
     ],
 )
 def test_bad_arguments_are_named(
@@ -183,3 +184,17 @@ def test_bad_arguments_are_named(
     assert main(["basics", *argv]) == 2
     assert f"mlsmoke basics: {message}" in capsys.readouterr().err
     assert (tmp_path / "a.md").read_bytes() == b"a  \n"
+
+
+def test_checks_given_one_by_one_run_those_only(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    from mlsmoke.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    init_git_repo(tmp_path)
+    (tmp_path / "a.md").write_bytes(b"a  \nb")
+    argv = ["--checks=end-of-file-fixer", "--checks=check-yaml", "a.md"]
+    assert main(["basics", *argv]) == 1
+    assert capsys.readouterr().out == "end-of-file-fixer: Fixing a.md\n"
+    assert (tmp_path / "a.md").read_bytes() == b"a  \nb\n"  # whitespace kept

@@ -1,4 +1,4 @@
-"""``mlsmoke basics [--checks IDS] [--args ID=ARGS]... FILES``: pre-commit-hooks'
+"""``mlsmoke basics [--checks IDS]... [--args ID=ARGS]... FILES``: pre-commit-hooks'
 checks in one interpreter.
 
 pre-commit starts one interpreter per hook, and the eight checks a project usually
@@ -39,9 +39,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--checks",
-        default=",".join(CHECKS),
+        action="append",
         metavar="IDS",
-        help=f"comma-separated hook ids (default: all of {', '.join(CHECKS)})",
+        help="hook ids to run, comma-separated or one --checks each"
+        f" (default: all of {', '.join(CHECKS)})",
     )
     parser.add_argument(
         "--args",
@@ -55,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(
         files_after_dashes(sys.argv[1:] if argv is None else argv, _OPTIONS)
     )
-    checks = _chosen(args.checks)
+    checks = _chosen(",".join(args.checks)) if args.checks else list(CHECKS.values())
     extra = _check_args(args.args)
     skipped = {name.strip() for name in os.environ.get("SKIP", "").split(",")}
     tags = _tags(args.filenames)
