@@ -198,3 +198,16 @@ def test_checks_given_one_by_one_run_those_only(
     assert main(["basics", *argv]) == 1
     assert capsys.readouterr().out == "end-of-file-fixer: Fixing a.md\n"
     assert (tmp_path / "a.md").read_bytes() == b"a  \nb\n"  # whitespace kept
+
+
+def test_arguments_a_check_refuses_are_a_usage_error(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    from mlsmoke.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.yaml").write_bytes(b"a: 1\n")
+    assert main(["basics", "--args=check-yaml=--bogus", "a.yaml"]) == 2
+    assert "check-yaml: mlsmoke: error: unrecognized arguments: --bogus" in (
+        capsys.readouterr().out
+    )

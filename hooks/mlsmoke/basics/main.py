@@ -10,8 +10,8 @@ output and effect: a fixer rewrites a file as it would, and the hook fails when 
 check fails. Each line a check prints starts with its id. A check named in pre-commit's
 ``SKIP`` is skipped, as its own hook would be.
 
-Exit code 1 when a check failed or fixed a file, 2 for an unknown check id or a missing
-pre-commit-hooks.
+Exit code 1 when a check failed or fixed a file, 2 for an unknown check id, arguments
+a check refuses, or a missing pre-commit-hooks.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from mlsmoke.arguments import files_after_dashes
 from mlsmoke.basics.checks import CHECKS, Check
-from mlsmoke.errors import EnvironmentProblem, UsageError
+from mlsmoke.errors import EXIT_USAGE, EnvironmentProblem, UsageError
 
 _OPTIONS = ("--checks", "--args")
 
@@ -60,13 +60,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra = _check_args(args.args)
     skipped = {name.strip() for name in os.environ.get("SKIP", "").split(",")}
     tags = _tags(args.filenames)
-    failed = 0
+    worst = 0
     for check in checks:
         files = check.files(tags)
         if check.id in skipped or not files:
             continue
-        failed |= _run(check, [*extra.get(check.id, []), *files])
-    return failed
+        worst = max(worst, _run(check, [*extra.get(check.id, []), *files]))
+    return worst
 
 
 def _chosen(names: str) -> list[Check]:
@@ -118,13 +118,13 @@ def _run(check: Check, argv: list[str]) -> int:
     with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
         try:
             code = main(argv)
-        except SystemExit as stop:  # argparse on bad --args
-            code = stop.code if isinstance(stop.code, int) else 1
+        except SystemExit as stop:  # argparse on bad --args, or --help
+            code = stop.code if isinstance(stop.code, int) else int(bool(stop.code))
             if isinstance(stop.code, str):
                 print(stop.code)
     for line in output.getvalue().splitlines():
         print(f"{check.id}: {line}")
-    return 1 if code else 0
+    return EXIT_USAGE if code == EXIT_USAGE else int(bool(code))
 
 
 def _missing(distribution: str) -> EnvironmentProblem:
