@@ -205,9 +205,21 @@ def test_arguments_a_check_refuses_are_a_usage_error(
 ) -> None:
     from mlsmoke.cli import main
 
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(init_git_repo(tmp_path))
     (tmp_path / "a.yaml").write_bytes(b"a: 1\n")
     assert main(["basics", "--args=check-yaml=--bogus", "a.yaml"]) == 2
-    assert "check-yaml: mlsmoke: error: unrecognized arguments: --bogus" in (
-        capsys.readouterr().out
-    )
+    assert "error: unrecognized arguments: --bogus" in (capsys.readouterr().out)
+
+
+def test_outside_a_git_repository_the_checks_that_need_one_say_so(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    from mlsmoke.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.md").write_bytes(b"a  \n")
+    assert main(["basics", "a.md"]) == 2
+    said = capsys.readouterr()
+    assert "check-merge-conflict: could not run: CalledProcessError:" in said.out
+    assert "not a git repository" in said.out and "Traceback" not in said.err
+    assert (tmp_path / "a.md").read_bytes() == b"a\n"  # the other checks ran

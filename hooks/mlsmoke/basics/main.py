@@ -122,6 +122,9 @@ def _run(check: Check, argv: list[str]) -> int:
             code = stop.code if isinstance(stop.code, int) else int(bool(stop.code))
             if isinstance(stop.code, str):
                 print(stop.code)
+        except Exception as error:  # e.g. git's answer outside a repository
+            print(f"could not run: {type(error).__name__}: {error}")
+            code = EXIT_USAGE
     for line in output.getvalue().splitlines():
         print(f"{check.id}: {line}")
     return EXIT_USAGE if code == EXIT_USAGE else int(bool(code))
