@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import yaml
 
+from mlsmoke.adopt.precommit_edit import add_hooks
 from mlsmoke.adopt.standard import standard_repos, template_config_text
 from mlsmoke.adopt.upstream_basics import with_upstream_basics
 from mlsmoke.basics.checks import CHECKS
 
 UPSTREAM = "https://github.com/pre-commit/pre-commit-hooks"
-
-
-def test_the_basics_hook_becomes_one_hook_per_check_after_its_repo() -> None:
-    text = """\
+MLSMOKE_REPO = """\
 repos:
   - repo: /src/mlsmoke
     rev: abc
     hooks:
       - id: warm-worker
       - id: basics
+"""
+
+
+def test_the_basics_hook_becomes_one_hook_per_check_after_its_repo() -> None:
+    text = MLSMOKE_REPO + """\
         # a comment of the basics hook
         args: [--checks=check-yaml]
   - repo: https://github.com/psf/black-pre-commit-mirror
@@ -60,16 +63,7 @@ def test_init_wires_the_checks_as_their_own_hooks_and_no_basics_hook() -> None:
 
 
 def test_init_adds_no_check_that_the_basics_hook_already_runs() -> None:
-    from mlsmoke.adopt.precommit_edit import add_hooks
-
-    text = """\
-repos:
-  - repo: /src/mlsmoke
-    rev: abc
-    hooks:
-      - id: warm-worker
-      - id: basics
-"""
+    text = MLSMOKE_REPO
     (upstream,) = [repo for repo in standard_repos() if repo.url == UPSTREAM]
     assert add_hooks(text, "c.yaml", upstream) == text
     without = text.replace("      - id: basics\n", "")
