@@ -53,9 +53,8 @@ from benchmarks.precommit import (
 )
 from benchmarks.report import Section
 from benchmarks.template_project import CONFIG, TemplateProject, template_project
-from mlsmoke.basics.checks import CHECKS
-from mlsmoke.hook_repos import HOOK_REPOS
-from mlsmoke.offline_hooks import PRE_COMMIT_HOOKS, local_hooks
+from mlsmoke.adopt.upstream_basics import BASICS, upstream_repo
+from mlsmoke.offline_hooks import local_hooks
 
 PATHS = ("today", "new")
 TODAY_REF = os.environ.get("MLSMOKE_BENCH_TODAY", "708ff88")
@@ -247,7 +246,7 @@ def _todays_config(project: TemplateProject, today: HookRepo) -> None:
         hook["id"]
         for hook in yaml.safe_load((today.path / ".pre-commit-hooks.yaml").read_text())
     }
-    if "basics" not in todays_ids:
+    if BASICS not in todays_ids:
         document["repos"] = _upstream_basics(document["repos"])
     for repo in document["repos"]:
         if repo["repo"] == str(hook_repo().path):
@@ -269,18 +268,13 @@ def _todays_config(project: TemplateProject, today: HookRepo) -> None:
 def _upstream_basics(repos: list[dict]) -> list[dict]:
     """``repos`` with the basics hook as pre-commit-hooks' own hooks, offline as the
     rest of the config is, after the repo that held it."""
-    upstream = {
-        "repo": PRE_COMMIT_HOOKS,
-        "rev": HOOK_REPOS["pre_commit_hooks"]["rev"],
-        "hooks": [{"id": check} for check in CHECKS],
-    }
     out = []
     for repo in repos:
-        hooks = [hook for hook in repo["hooks"] if hook["id"] != "basics"]
+        hooks = [hook for hook in repo["hooks"] if hook["id"] != BASICS]
         if hooks:
             out.append({**repo, "hooks": hooks})
         if len(hooks) < len(repo["hooks"]):
-            local = local_hooks(upstream)
+            local = local_hooks(upstream_repo())
             for hook in local["hooks"]:
                 hook["verbose"] = True  # its duration printed, as every hook's
             out.append(local)

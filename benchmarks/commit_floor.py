@@ -21,9 +21,9 @@ import yaml
 
 from benchmarks.measure import ProcessRun, run_process
 from benchmarks.precommit import git
+from mlsmoke.adopt.upstream_basics import BASICS  # mlsmoke's hook running them
 
 UPSTREAM_BASICS = "pre-commit-hooks"  # the repo (or, offline, the dependency) name
-BASICS = "basics"  # mlsmoke's hook running them in one interpreter
 FLOORS = ("pre-commit, no hook", "pre-commit and the basics")
 
 

@@ -12,7 +12,8 @@ import yaml
 
 from gitrepo import HookRepo, git, init_git_repo
 from mlsmoke.hook_repos import HOOK_REPOS
-from mlsmoke.offline_hooks import PRE_COMMIT_HOOKS, local_hooks, pypi_version
+from mlsmoke.adopt.upstream_basics import upstream_repo
+from mlsmoke.offline_hooks import local_hooks, pypi_version
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECK_IDS = [
@@ -54,13 +55,10 @@ def _project(path: Path, config: dict) -> Path:
 
 def _upstream_config() -> dict:
     args = {"check-merge-conflict": [MERGE], "check-added-large-files": [MAXKB]}
-    repo = {
-        "repo": PRE_COMMIT_HOOKS,
-        "rev": HOOK_REPOS["pre_commit_hooks"]["rev"],
-        "hooks": [
-            {"id": i, **({"args": args[i]} if i in args else {})} for i in CHECK_IDS
-        ],
-    }
+    repo = upstream_repo()
+    for hook in repo["hooks"]:
+        if hook["id"] in args:
+            hook["args"] = args[hook["id"]]
     return {"repos": [local_hooks(repo)]}
 
 

@@ -54,12 +54,19 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip()) if line.strip() else 10**6
 
 
-def _upstream_repo(repo_dash: int, hook_dash: int) -> list[str]:
+def upstream_repo() -> dict[str, Any]:
+    """pre-commit-hooks' repo at its pinned rev, a hook for each check of basics."""
     pinned = HOOK_REPOS["pre_commit_hooks"]
+    hooks = [{"id": check} for check in CHECKS]
+    return {"repo": pinned["repo"], "rev": pinned["rev"], "hooks": hooks}
+
+
+def _upstream_repo(repo_dash: int, hook_dash: int) -> list[str]:
+    repo = upstream_repo()
     key = " " * (repo_dash + 2)
     return [
-        f"{' ' * repo_dash}- repo: {pinned['repo']}\n",
-        f"{key}rev: {pinned['rev']}\n",
+        f"{' ' * repo_dash}- repo: {repo['repo']}\n",
+        f"{key}rev: {repo['rev']}\n",
         f"{key}hooks:\n",
-        *(f"{' ' * hook_dash}- id: {check}\n" for check in CHECKS),
+        *(f"{' ' * hook_dash}- id: {hook['id']}\n" for hook in repo["hooks"]),
     ]

@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(
         files_after_dashes(sys.argv[1:] if argv is None else argv, _OPTIONS)
     )
-    checks = _chosen(",".join(args.checks)) if args.checks else list(CHECKS.values())
+    checks = _chosen(args.checks) if args.checks else list(CHECKS.values())
     extra = _check_args(args.args)
     skipped = {name.strip() for name in os.environ.get("SKIP", "").split(",")}
     tags = _tags(args.filenames)
@@ -69,8 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return worst
 
 
-def _chosen(names: str) -> list[Check]:
-    wanted = [name.strip() for name in names.split(",") if name.strip()]
+def _chosen(given: Sequence[str]) -> list[Check]:
+    names = (name.strip() for option in given for name in option.split(","))
+    wanted = [name for name in names if name]
     unknown = [name for name in wanted if name not in CHECKS]
     if unknown:
         raise UsageError(
