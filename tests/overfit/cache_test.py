@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -306,6 +307,22 @@ def test_a_package_linked_into_the_project_is_recorded_under_the_root(
     assert cache_module.sources_unchanged(root, sources)
     (shared / "model.py").write_text("# edited through the link's target\n")
     assert not cache_module.sources_unchanged(root, sources)
+
+
+def test_linked_module_files_are_recorded_by_the_name_under_the_root(tmp_path):
+    root, shared, site = tmp_path / "project", tmp_path / "shared", tmp_path / "site"
+    project(root, ["src/pkg/model.py", ".venv/lib/site-packages/dep.py"])
+    project(shared, ["common.py", "vendored.py"])
+    site.mkdir()
+    (root / "common.py").symlink_to(shared / "common.py")  # a file linked in
+    (site / "editable.py").symlink_to(root / "src" / "pkg" / "model.py")
+    (root / "gone.py").symlink_to(tmp_path / "nowhere.py")
+    files = [root / "src/pkg/../pkg/model.py", root / ".venv/lib/site-packages/dep.py",
+             root / "common.py", site / "editable.py", root / "gone.py",
+             shared / "vendored.py"]  # fmt: skip
+    modules = [SimpleNamespace(__file__=str(file)) for file in files]
+    assert project_modules(root, modules) == ["common.py", "src/pkg/model.py"]
+    assert project_modules(root, modules[3:4]) == ["src/pkg/model.py"]
 
 
 def test_a_linked_directory_is_watched_by_where_it_points(tmp_path):
