@@ -18,6 +18,9 @@ next kind), in this order:
 After each round's (a), the new project commits a README change twice more through
 the floors of ``commit_floor.py`` (pre-commit with no hook; with the pre-commit-hooks
 basics only): what a prose commit costs before any hook of mlsmoke's.
+
+``MLSMOKE_BENCH_ROUNDS`` sets the rounds (default 5), ``MLSMOKE_BENCH_BUSY=N`` runs N
+CPU-bound processes beside them, and ``MLSMOKE_BENCH_TODAY`` names today's git ref.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ KINDS = (
 GOALS = {KINDS[0]: 0.5, KINDS[1]: 2.0, KINDS[2]: 2.0}  # seconds, end to end
 BREAK = ("h = self.embed(x)  #", "h = self.embed(x) * 0  #")  # the inputs erased
 TORCHFIX = "torchfix==0.7.0"  # as today's flake8 hook installed it
+ROUNDS = int(os.environ.get("MLSMOKE_BENCH_ROUNDS", "5"))  # commits of each kind
 # Other work on the machine: this many CPU-bound processes for the whole run.
 BUSY = int(os.environ.get("MLSMOKE_BENCH_BUSY", "0"))
 _VERDICT = re.compile(r"^overfit \S+: (PASS|FAIL).*$", re.M)
@@ -79,7 +83,7 @@ OUTSIDE = "outside the hooks (git, pre-commit)"
 def run(quick: bool) -> Section:
     loads = [load_average()]
     projects = {path: _project(not quick, path) for path in PATHS}
-    repeats = 1 if quick else 5
+    repeats = 1 if quick else ROUNDS
     runs: dict[tuple[str, str], list[ProcessRun]] = {}
     floors = floor_configs(projects["new"].path / CONFIG)
     floor_runs: dict[str, list[ProcessRun]] = {floor: [] for floor in FLOORS}
@@ -427,10 +431,10 @@ def _notes(
         + ", the paths interleaved; the gate's pass cache emptied before every"
         " commit; `git commit` wall time end to end and each hook's duration as"
         " pre-commit prints it",
-        f"today: mlsmoke at {TODAY_REF} and the config it wrote (before the basics"
-        " hook, pre-commit-hooks' own hooks; before the torchfix hook, flake8 with"
-        f" {TORCHFIX}); new: this checkout and the template's config; the worker on"
-        " in both; one commit through the hooks made beforehand in each project;"
+        f"today: mlsmoke at {TODAY_REF} and the config it wrote (at a ref without the"
+        " basics hook, pre-commit-hooks' own hooks; without the torchfix hook, flake8"
+        f" with {TORCHFIX}); new: this checkout and the template's config; the worker"
+        " on in both; one commit through the hooks made beforehand in each project;"
         " the paths' order alternating by round",
         f"other work: {BUSY} CPU-bound processes for the whole run"
         " (MLSMOKE_BENCH_BUSY)",
