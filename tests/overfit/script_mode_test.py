@@ -245,3 +245,70 @@ def test_a_script_that_never_trains_is_a_config_error(tmp_path, script, expected
     assert "tool.mlsmoke.overfit.script:" in ran.stdout
     assert expected in ran.stdout
     assert "Traceback" not in ran.stdout + ran.stderr
+
+
+def test_a_first_batch_whose_file_is_missing_is_named_as_a_data_error(tmp_path):
+    project = nanogpt(tmp_path, args=[*GATE_ARGS, "--dataset=openwebtext"])
+    ran, result = overfit(project)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert code(result) == "data-error", ran.stdout
+    assert result["diagnosis"]["summary"] == (
+        "fetching the script's first batch could not read"
+        " data/openwebtext/train.bin: No such file or directory (FileNotFoundError)"
+    )
+    evidence = "\n".join(result["diagnosis"]["evidence"])
+    assert "train.py raised FileNotFoundError" in evidence
+    assert f"looked for as {project / 'data/openwebtext/train.bin'}" in evidence
+    assert any("`args` or `globals`" in s for s in result["diagnosis"]["suggestions"])
+    assert "forward pass" not in ran.stdout
+
+
+def test_a_file_error_after_the_first_batch_is_not_the_batch_s(tmp_path):
+    logging = Change(  # a log file opened after the first batch was fetched
+        "train.py",
+        '        X, Y = get_batch("train")\n',
+        '        X, Y = get_batch("train")\n        open("logs/step.txt").close()\n',
+    )
+    ran, result = overfit(nanogpt(tmp_path, logging))
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert code(result) != "data-error", ran.stdout
+    assert "first batch" not in result["diagnosis"]["summary"]
+
+
+LOADER_SCRIPT = """\
+import torch
+from torch import nn
+
+
+class Rows(torch.utils.data.Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, index):
+        with open("data/rows.txt") as rows:
+            return torch.tensor([float(v) for v in rows.readline().split()]), 0
+
+
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(100):
+    for x, y in torch.utils.data.DataLoader(Rows(), batch_size=4):
+        loss = nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_first_dataloader_batch_whose_file_is_missing_is_a_data_error(tmp_path):
+    project = init_git_repo(tmp_path / "loader")
+    (project / "fit.py").write_text(LOADER_SCRIPT)
+    (project / "pyproject.toml").write_text(
+        '[tool.mlsmoke.overfit]\nscript = "fit.py"\n'
+    )
+    ran, result = overfit(project)
+    assert code(result) == "data-error", ran.stdout + ran.stderr
+    assert result["diagnosis"]["summary"] == (
+        "fetching the script's first batch could not read data/rows.txt: No such file"
+        " or directory (FileNotFoundError)"
+    )

@@ -56,6 +56,8 @@ class PinnedBatch:
     # whether the first update was made (``batch`` is then the one it trained on)
     sources: dict[Any, Any] = field(default_factory=dict, repr=False)
     locked: bool = False
+    # what a fetch raised: the run's error is the batch's when it is this one
+    fetch_error: BaseException | None = field(default=None, repr=False)
 
     def lock(self) -> None:
         self.locked = True
@@ -64,6 +66,24 @@ class PinnedBatch:
         self.batch, self.source, self.fetched = batch, source, True
         if self.root is not None:
             self.fetch_site = construction_site(self.root, fetcher, frames=1)
+
+    def fetch(self, fetcher: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``fetcher(*args, **kwargs)``, what it raised kept as ``fetch_error``."""
+        try:
+            return fetcher(*args, **kwargs)
+        except BaseException as error:
+            self.fetch_error = error
+            raise
+
+    def raised(self, error: BaseException) -> bool:
+        """Whether ``error`` is what a fetch raised, or was raised while handling it."""
+        seen: set[int] = set()
+        while error is not None and id(error) not in seen:
+            if error is self.fetch_error:
+                return True
+            seen.add(id(error))
+            error = error.__cause__ or error.__context__  # type: ignore[assignment]
+        return False
 
     def copy(self) -> Any:
         """A copy of the batch: a script may change what it fetched in place."""
@@ -80,7 +100,7 @@ def pinned(function: Callable[..., Any], pin: PinnedBatch) -> Callable[..., Any]
         source = _source(args) if len(pin.sources) < MAX_SOURCES else None
         if source not in pin.sources:
             given = pin.fetched and not pin.sources  # a batch kept for this run
-            fetched = pin.batch if given else function(*args, **kwargs)
+            fetched = pin.batch if given else pin.fetch(function, *args, **kwargs)
             alike = pin.fetched and _shapes(fetched) == _shapes(pin.batch)
             pin.sources[source] = pin.batch if alike else fetched
         batch = pin.sources[source]
@@ -166,7 +186,7 @@ def pin_first_loader(pin: PinnedBatch) -> Callable[[], None]:
         if not pin.fetched:
             pin.sampler = sampler_name(loader)
             try:
-                first = next(iter(original(loader)))
+                first = pin.fetch(lambda: next(iter(original(loader))))
                 pin.keep(first, "the first DataLoader", sys._getframe(1))
             except StopIteration:
                 pin.loader = None  # an empty loader pins nothing

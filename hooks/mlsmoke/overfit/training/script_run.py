@@ -29,6 +29,7 @@ from mlsmoke.overfit.training import instruments, script_pin
 from mlsmoke.overfit.training.determinism import deterministic
 from mlsmoke.overfit.training.engine import accept_eval_loss, settle_confirmed_pass
 from mlsmoke.overfit.training.evidence import PHASES, Evidence
+from mlsmoke.overfit.training.observers import working_directory
 from mlsmoke.overfit.training.script_frames import innermost_project_line
 from mlsmoke.overfit.training.script_globals import give_globals
 from mlsmoke.overfit.training.script_gradients import never_got_gradient
@@ -98,7 +99,7 @@ def run_script(
         except ScriptStopped:
             pass
         except (Exception, SystemExit) as error:
-            _record_error(script, watch, error, stderr.getvalue())
+            _record_error(script, watch, pin, error, stderr.getvalue())
     _conclude(script, watch, pin)
     return ScriptOutcome(evidence, watch, pin)
 
@@ -167,7 +168,11 @@ def _pin_batches(script: Script, pin: script_pin.PinnedBatch) -> Any:
 
 
 def _record_error(
-    script: Script, watch: ScriptWatch, error: BaseException, stderr: str
+    script: Script,
+    watch: ScriptWatch,
+    pin: script_pin.PinnedBatch,
+    error: BaseException,
+    stderr: str,
 ) -> None:
     if watch.optimizer is None:
         raise _not_runnable(script, error, stderr) from None
@@ -176,8 +181,12 @@ def _record_error(
         evidence.script_ended = True  # as at its own last iteration
         return
     evidence.error = error
-    evidence.phase = watch.phase if watch.phase in PHASES else "forward"
+    if pin.raised(error):
+        evidence.phase = "batch"
+    else:
+        evidence.phase = watch.phase if watch.phase in PHASES else "forward"
     evidence.user_traceback = instruments.user_traceback(error)
+    evidence.working_directory = working_directory()
 
 
 def _not_runnable(script: Script, error: BaseException, stderr: str) -> Exception:

@@ -2,11 +2,12 @@
 or unreadable.
 
 The evidence is the error's type, not its words: an OSError (FileNotFoundError,
-PermissionError, IsADirectoryError, ...) raised while the model or the batch was built,
-or a library's plain OSError ("Can't load tokenizer for ..."). The verdict names the
-path the error names and the working directory the factory ran in, where a relative
-path was looked for. The code stays the phase's: ``data-error`` for the batch factory,
-``train-error`` for the model factory.
+PermissionError, IsADirectoryError, ...) raised while the model or the batch was built
+(in script mode, while the script fetched its first batch), or a library's plain
+OSError ("Can't load tokenizer for ..."). The verdict names the path the error names
+and the working directory the factory ran in, where a relative path was looked for.
+The code stays the phase's: ``data-error`` for the batch, ``train-error`` for the
+model factory.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ ABSENT_IN_A_CLONE = (
     "a file git does not track (downloaded or generated data, a checkpoint) is absent"
     " in a fresh clone and in CI: commit a small sample for the gate, or make the batch"
     " in code"
+)
+SCRIPT_SETTINGS = (
+    "the script's settings choose its data: name data that exists with `args` or"
+    " `globals` in [tool.mlsmoke.overfit], or prepare the data before the gate runs"
 )
 ABSOLUTE = (
     "an absolute path names one machine's file: make it relative to the module's own"
@@ -104,6 +109,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if found is None:
         return None
     doing, code = FACTORIES[evidence.phase]
+    if evidence.script is not None:
+        doing = "fetching the script's first batch"
     name = type(evidence.error).__name__
     if found.path is None:
         summary = f"{doing} raised {name}: a file it reads is missing or unreadable"
@@ -116,15 +123,20 @@ def diagnose(run: GateRun) -> Diagnosis | None:
 
 def evidence_lines(evidence: Evidence, found: UnreadableFile) -> list[str]:
     factory = "batch" if evidence.phase == "batch" else "model"
-    lines = [f"the {factory} factory raised {_errors.raised(evidence)}"]
+    ran = "the factory" if evidence.script is None else evidence.script
+    raised = _errors.raised(evidence)
+    if evidence.script is None:
+        lines = [f"the {factory} factory raised {raised}"]
+    else:
+        lines = [f"{evidence.script} raised {raised} while it fetched its first batch"]
     where = evidence.working_directory
     if found.looked_for is not None:
         lines.append(
-            f"{found.path} is relative to the working directory the factory ran in,"
+            f"{found.path} is relative to the working directory {ran} ran in,"
             f" {where}: it was looked for as {found.looked_for}"
         )
     elif where is not None:
-        lines.append(f"the factory ran in {where}, where relative paths are looked for")
+        lines.append(f"{ran} ran in {where}, where relative paths are looked for")
     if evidence.user_traceback:
         lines.append(evidence.user_traceback)
     return lines
@@ -136,4 +148,6 @@ def suggestions(evidence: Evidence, found: UnreadableFile) -> list[str]:
         return [fix, ABSENT_IN_A_CLONE]
     if found.path is not None and os.path.isabs(found.path):
         return [ABSENT_IN_A_CLONE, ABSOLUTE]
+    if evidence.script is not None:
+        return [SCRIPT_SETTINGS, ABSENT_IN_A_CLONE]
     return [PORTABLE_PATHS, ABSENT_IN_A_CLONE]
