@@ -312,3 +312,33 @@ def test_a_first_dataloader_batch_whose_file_is_missing_is_a_data_error(tmp_path
         "fetching the script's first batch could not read data/rows.txt: No such file"
         " or directory (FileNotFoundError)"
     )
+
+
+LOG_THREADS_IN_EVAL = Change(  # what each eval-mode forward runs on, and for whom
+    "model.py",
+    "        b, t = idx.size()\n",
+    "        b, t = idx.size()\n"
+    "        if not self.training:\n"
+    "            import os, traceback\n"
+    '            caller = "".join(traceback.format_stack())\n'
+    '            who = "check" if "overfit/verdict" in caller else "script"\n'
+    '            with open(os.environ["THREADS_LOG"], "a") as log:\n'
+    '                log.write(f"{who}:{torch.get_num_threads()}\\n")\n',
+)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one CPU: one thread anyway")
+def test_a_small_script_model_is_checked_on_the_one_thread_it_trained_on(tmp_path):
+    project = nanogpt(tmp_path, LOG_THREADS_IN_EVAL)
+    log = tmp_path / "threads.log"
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}  # fmt: skip
+    env.update(MLSMOKE_PYTHON=sys.executable, MLSMOKE_WORKER="0", THREADS_LOG=str(log))
+    ran = subprocess.run(
+        [sys.executable, "-m", "mlsmoke", "overfit", "--no-cache"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    checks = [line for line in log.read_text().split() if line.startswith("check:")]
+    assert len(checks) > 3, log.read_text()  # batch-mixing's forwards, among others
+    assert set(checks) == {"check:1"}, checks

@@ -315,6 +315,7 @@ def _first_step(watch: ScriptWatch, optimizer: torch.optim.Optimizer) -> None:
     watch.threads = limit_cpu_threads(
         evidence.device, sum(p.numel() for p in model.parameters())
     )
+    evidence.one_cpu_thread = watch.threads is not None  # the checks' too (gate.py)
     evidence.requires_grad = {
         name: parameter.requires_grad for name, parameter in model.named_parameters()
     }

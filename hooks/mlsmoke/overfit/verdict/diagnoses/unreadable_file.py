@@ -128,7 +128,7 @@ def evidence_lines(evidence: Evidence, found: UnreadableFile) -> list[str]:
     if evidence.script is None:
         lines = [f"the {factory} factory raised {raised}"]
     else:
-        lines = [f"{evidence.script} raised {raised} while it fetched its first batch"]
+        lines = [f"fetching its first batch, {evidence.script} raised {raised}"]
     where = evidence.working_directory
     if found.looked_for is not None:
         lines.append(
