@@ -45,6 +45,16 @@ def nanogpt(tmp_path: Path, *changes: Change, extra: str = "", **kw) -> Path:
     return project
 
 
+def script_project(tmp_path: Path, script: str, source: str, config: str = "") -> Path:
+    """A repository with one training script, ``script``, in script mode."""
+    project = init_git_repo(tmp_path / "script")
+    (project / script).write_text(source)
+    (project / "pyproject.toml").write_text(
+        f'[tool.mlsmoke.overfit]\nscript = "{script}"\n{config}'
+    )
+    return project
+
+
 def code(result: dict) -> str:
     return result["diagnosis"]["code"]
 
@@ -202,15 +212,14 @@ def test_bad_script_configuration_is_a_config_error_naming_the_key(
 
 
 def test_a_script_the_args_reject_quotes_its_own_message(tmp_path):
-    project = init_git_repo(tmp_path / "argparse")
-    (project / "train.py").write_text(
+    project = script_project(
+        tmp_path,
+        "train.py",
         "import argparse\n"
         "parser = argparse.ArgumentParser()\n"
         "parser.add_argument('--lr', type=float, required=True)\n"
-        "parser.parse_args()\n"
-    )
-    (project / "pyproject.toml").write_text(
-        '[tool.mlsmoke.overfit]\nscript = "train.py"\nargs = ["--learning-rate=1"]\n'
+        "parser.parse_args()\n",
+        'args = ["--learning-rate=1"]\n',
     )
     ran, _ = overfit(project)
     assert ran.returncode == 2
@@ -235,11 +244,7 @@ def test_a_script_the_args_reject_quotes_its_own_message(tmp_path):
     ],
 )
 def test_a_script_that_never_trains_is_a_config_error(tmp_path, script, expected):
-    project = init_git_repo(tmp_path / "script")
-    (project / "train.py").write_text(script)
-    (project / "pyproject.toml").write_text(
-        '[tool.mlsmoke.overfit]\nscript = "train.py"\n'
-    )
+    project = script_project(tmp_path, "train.py", script)
     ran, _ = overfit(project)
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert "tool.mlsmoke.overfit.script:" in ran.stdout
@@ -301,11 +306,7 @@ for epoch in range(100):
 
 
 def test_a_first_dataloader_batch_whose_file_is_missing_is_a_data_error(tmp_path):
-    project = init_git_repo(tmp_path / "loader")
-    (project / "fit.py").write_text(LOADER_SCRIPT)
-    (project / "pyproject.toml").write_text(
-        '[tool.mlsmoke.overfit]\nscript = "fit.py"\n'
-    )
+    project = script_project(tmp_path, "fit.py", LOADER_SCRIPT)
     ran, result = overfit(project)
     assert code(result) == "data-error", ran.stdout + ran.stderr
     assert result["diagnosis"]["summary"] == (

@@ -8,8 +8,7 @@ update."""
 from __future__ import annotations
 
 import torch
-from gitrepo import init_git_repo
-from script_mode_test import code, overfit
+from script_mode_test import code, overfit, script_project
 
 from mlsmoke.overfit.training.script_pin import PinnedBatch, pinned
 
@@ -83,10 +82,8 @@ for epoch in range(args.epochs):
 
 
 def test_a_validation_set_batched_otherwise_gets_its_own_batch(tmp_path):
-    project = init_git_repo(tmp_path / "words")
-    (project / "main.py").write_text(WORD_MODEL)
-    (project / "pyproject.toml").write_text(
-        '[tool.mlsmoke.overfit]\nscript = "main.py"\npin = "main:get_batch"\n'
+    project = script_project(
+        tmp_path, "main.py", WORD_MODEL, 'pin = "main:get_batch"\n'
     )
     ran, result = overfit(project)
     assert ran.returncode == 0, ran.stdout + ran.stderr
