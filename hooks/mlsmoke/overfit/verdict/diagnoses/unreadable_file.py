@@ -3,7 +3,7 @@ or unreadable.
 
 The evidence is the error's type, not its words: an OSError (FileNotFoundError,
 PermissionError, IsADirectoryError, ...) raised while the model or the batch was built
-(in script mode, while the script fetched its first batch), or a library's plain
+(in script mode, while the script fetched a batch the gate pins), or a library's plain
 OSError ("Can't load tokenizer for ..."). The verdict names the path the error names
 and the working directory the factory ran in, where a relative path was looked for.
 The code stays the phase's: ``data-error`` for the batch, ``train-error`` for the
@@ -109,8 +109,8 @@ def diagnose(run: GateRun) -> Diagnosis | None:
     if found is None:
         return None
     doing, code = FACTORIES[evidence.phase]
-    if evidence.script is not None:
-        doing = "fetching the script's first batch"
+    if evidence.script is not None and evidence.phase == "batch":
+        doing = "fetching the script's batch"
     name = type(evidence.error).__name__
     if found.path is None:
         summary = f"{doing} raised {name}: a file it reads is missing or unreadable"
@@ -128,7 +128,7 @@ def evidence_lines(evidence: Evidence, found: UnreadableFile) -> list[str]:
     if evidence.script is None:
         lines = [f"the {factory} factory raised {raised}"]
     else:
-        lines = [f"fetching its first batch, {evidence.script} raised {raised}"]
+        lines = [f"fetching a batch, {evidence.script} raised {raised}"]
     where = evidence.working_directory
     if found.looked_for is not None:
         lines.append(
