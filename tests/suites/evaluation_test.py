@@ -50,3 +50,38 @@ def test_chunks_give_every_example_its_own_hash_and_figures(
     assert evaluated.predictions == logits.argmax(1).tolist()
     assert evaluated.scores == (logits.argmax(1) == y).float().tolist()
     assert sorted(evaluated.class_confidence) == ["0", "1", "2", "3"]
+
+
+class RecordsItsThreads(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = torch.nn.Linear(3, 4)
+        self.threads: set[int] = set()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.threads.add(torch.get_num_threads())
+        return self.head(x)
+
+
+def test_a_small_model_is_evaluated_on_one_cpu_thread_then_the_count_restored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    dataset = torch.utils.data.TensorDataset(torch.randn(20, 3), torch.arange(20) % 4)
+    models: list[RecordsItsThreads] = []
+
+    def build() -> RecordsItsThreads:
+        models.append(RecordsItsThreads())
+        return models[-1]
+
+    checkpoint = tmp_path / "model.pt"
+    torch.save(RecordsItsThreads().state_dict(), checkpoint)
+    settings = SuitesSettings(model="m:f", dataset="d:f", batch_size=8)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        evaluate(settings, resolve(settings, build, dataset), checkpoint, "checkpoint")
+        assert models[-1].threads == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)

@@ -2,7 +2,9 @@
 per example its content hash, loss, score, prediction, probabilities and slice.
 
 A plain evaluation loop (model.eval(), inference mode, batches of ``batch-size``
-examples taken by index), with the bookkeeping beside it. A classifier's batches
+examples taken by index), with the bookkeeping beside it. On the CPU a model under 2M
+parameters runs on one thread, as the gate trains one (``training/device.py``): on a
+busy 2-core machine torch's threads spin waiting for each other. A classifier's batches
 wait in a chunk of up to ``CHUNK_ROWS`` examples, whose content hashes and figures
 are then computed at once: a numpy or torch step costs about as much for 64 rows as
 for a thousand, so it is paid once per chunk rather than once per batch.
@@ -20,7 +22,12 @@ from typing import Any
 
 import torch
 
-from mlsmoke.overfit.training.device import batch_to, resolve_device
+from mlsmoke.overfit.training.device import (
+    batch_to,
+    limit_cpu_threads,
+    resolve_device,
+    restore_cpu_threads,
+)
 from mlsmoke.overfit.training.evidence import ProjectProblem
 from mlsmoke.overfit.training.instruments import user_traceback
 from mlsmoke.suites import metrics
@@ -72,6 +79,25 @@ def evaluate(
     model = load_checkpoint(model, checkpoint, checkpoint_key, objects.load,
                             settings.key_path("load"))  # fmt: skip
     model.to(where).eval()
+    threads = limit_cpu_threads(where, sum(p.numel() for p in model.parameters()))
+    try:
+        evaluation = _evaluate_all(
+            settings, objects, model, where, checkpoint, progress
+        )
+    finally:
+        restore_cpu_threads(threads)
+    evaluation.seconds = time.perf_counter() - started
+    return evaluation
+
+
+def _evaluate_all(
+    settings: SuitesSettings,
+    objects: ProjectObjects,
+    model: torch.nn.Module,
+    where: str,
+    checkpoint: Path,
+    progress: Progress | None,
+) -> Evaluation:
     evaluation = Evaluation(device=where, checkpoint=str(checkpoint))
     sums: list[list[Any]] = []
     size = _length(objects.dataset, settings.key_path("dataset"))
@@ -99,7 +125,6 @@ def evaluate(
             add(_flush(chunk, settings))
     evaluation.class_confidence = _class_confidence(sums)
     evaluation.checkpoint_sha256 = file_sha256(checkpoint)
-    evaluation.seconds = time.perf_counter() - started
     return evaluation
 
 
