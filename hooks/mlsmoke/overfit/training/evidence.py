@@ -8,6 +8,7 @@ This module does not import torch, so that diagnoses can be tested with plain va
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 # Where a run failed; "model" and "optimizer" are factories run before the loop.
@@ -213,3 +214,13 @@ class Evidence:
     def config_key(self) -> str | None:
         """The config key at fault when the run failed on configuration, else None."""
         return getattr(self.error, "config_key", None)
+
+
+def error_chain(error: BaseException | None) -> Iterator[BaseException]:
+    """``error``, then the error it was raised from or while handling, and so on,
+    each once."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        yield error
+        error = error.__cause__ or error.__context__

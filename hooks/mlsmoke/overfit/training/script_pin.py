@@ -30,6 +30,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from mlsmoke.overfit.training.batch_objects import tensors_in
+from mlsmoke.overfit.training.evidence import error_chain
 from mlsmoke.overfit.training.script_frames import construction_site
 
 PIN_HOOK = "__mlsmoke_pin__"  # the name the rewritten script calls its wrapper by
@@ -77,13 +78,7 @@ class PinnedBatch:
 
     def raised(self, error: BaseException) -> bool:
         """Whether ``error`` is what a fetch raised, or was raised while handling it."""
-        seen: set[int] = set()
-        while error is not None and id(error) not in seen:
-            if error is self.fetch_error:
-                return True
-            seen.add(id(error))
-            error = error.__cause__ or error.__context__  # type: ignore[assignment]
-        return False
+        return any(link is self.fetch_error for link in error_chain(error))
 
     def copy(self) -> Any:
         """A copy of the batch: a script may change what it fetched in place."""

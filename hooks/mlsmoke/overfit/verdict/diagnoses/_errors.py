@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import traceback
 from typing import Any
 
-from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
+from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem, error_chain
 
 SHAPE_MESSAGES = (
     "shapes cannot be multiplied",
@@ -102,15 +103,12 @@ def raised_locals(evidence: Evidence) -> list[list[dict[str, Any]]]:
     those of the error it was raised from or while handling (a project's error that
     rewords torch's still shows torch's tensors), one list per error."""
     found: list[list[dict[str, Any]]] = []
-    error, seen = evidence.error, set()
-    while error is not None and id(error) not in seen and len(seen) < MAX_CHAINED:
-        seen.add(id(error))
+    for error in itertools.islice(error_chain(evidence.error), MAX_CHAINED):
         frames, tb = [], error.__traceback__
         while tb is not None:
             frames.append(dict(tb.tb_frame.f_locals))
             tb = tb.tb_next
         found.append(frames[::-1])
-        error = error.__cause__ or error.__context__
     return found
 
 
