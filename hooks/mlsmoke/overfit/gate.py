@@ -96,12 +96,7 @@ def run_gate(
     after_run = diagnosis_budget.cpu_now()
     if ranks is None:  # ranks agree on every probe's steps: no per-process budget
         run.cpu_deadline = diagnosis_budget.deadline_after_run(started)
-    threads = limit_cpu_threads_as_trained(evidence.one_cpu_thread)
-    try:
-        diagnosis = mention_timeout(diagnose(run), evidence, settings)
-        result = result_of(settings, evidence, diagnosis, run_checks(run))
-    finally:
-        restore_cpu_threads(threads)
+    result = judge(run)
     result.notes = adapted.run_notes() + _lr_notes(settings, adapted.module_lr)
     result.notes += run.notes + _step_notes(step, run)
     if run.probes and run.cpu_deadline is not None:
@@ -164,6 +159,17 @@ def recipe_label(settings: GateSettings, evidence: Evidence) -> str:
     schedule = f" + {evidence.scheduler}" if evidence.scheduler else ""
     lr = evidence.configured_lr
     return f"{evidence.optimizer} lr {lr:g}{schedule} ({source})"
+
+
+def judge(run: GateRun) -> Result:
+    """The run's diagnosis and checks, on one CPU thread when it trained on one (the
+    probes and checks run the same small model)."""
+    threads = limit_cpu_threads_as_trained(run.evidence.one_cpu_thread)
+    try:
+        diagnosis = mention_timeout(diagnose(run), run.evidence, run.settings)
+        return result_of(run.settings, run.evidence, diagnosis, run_checks(run))
+    finally:
+        restore_cpu_threads(threads)
 
 
 def mention_timeout(

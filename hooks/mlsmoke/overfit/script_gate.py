@@ -14,10 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mlsmoke.overfit.training.device import (
-    limit_cpu_threads_as_trained,
-    restore_cpu_threads,
-)
 from mlsmoke.overfit.training.evidence import Evidence, ProjectProblem
 from mlsmoke.overfit.training.run_state import StepCallback
 from mlsmoke.overfit.training.script_points import StepRules
@@ -31,8 +27,6 @@ from mlsmoke.overfit.training.script_run import (
 from mlsmoke.overfit import script_budget
 from mlsmoke.overfit.training import script_globals
 from mlsmoke.overfit.verdict import diagnosis_budget
-from mlsmoke.overfit.verdict.checks import run_checks
-from mlsmoke.overfit.verdict.diagnoses import diagnose
 from mlsmoke.overfit.verdict.gate_run import GateRun
 from mlsmoke.overfit.verdict.result import CONFIG_ERROR, Diagnosis, Result
 
@@ -208,12 +202,7 @@ def run_script_gate(
         run.cpu_deadline = trainer.budget.deadline
     from mlsmoke.overfit import gate
 
-    threads = limit_cpu_threads_as_trained(evidence.one_cpu_thread)
-    try:
-        diagnosis = gate.mention_timeout(diagnose(run), evidence, settings)
-        result = gate.result_of(settings, evidence, diagnosis, run_checks(run))
-    finally:
-        restore_cpu_threads(threads)
+    result = gate.judge(run)
     result.notes = _script_notes(script, evidence, ranks) + run.notes
     result.notes += sorted(set(trainer.skipped))
     if trainer.budget is not None and run.probes:

@@ -122,13 +122,13 @@ def diagnose(run: GateRun) -> Diagnosis | None:
 
 
 def evidence_lines(evidence: Evidence, found: UnreadableFile) -> list[str]:
-    factory = "batch" if evidence.phase == "batch" else "model"
-    ran = "the factory" if evidence.script is None else evidence.script
     raised = _errors.raised(evidence)
     if evidence.script is None:
-        lines = [f"the {factory} factory raised {raised}"]
+        factory = "batch" if evidence.phase == "batch" else "model"
+        ran, lines = "the factory", [f"the {factory} factory raised {raised}"]
     else:
-        lines = [f"fetching a batch, {evidence.script} raised {raised}"]
+        ran = evidence.script
+        lines = [f"fetching a batch, {ran} raised {raised}"]
     where = evidence.working_directory
     if found.looked_for is not None:
         lines.append(
